@@ -1,0 +1,112 @@
+// swift-tools-version: 6.1
+//
+// framerated: a frame-rate hint broker for Linux.
+//
+// Layers, each depending only on the ones above it in this list:
+//   FrameRateModel     pure values and state machines (no I/O, no NIO, time injected)
+//   FrameRateProtocol  JSON, JSON-RPC 2.0 envelope, gRPC status, NDJSON framing, v1 messages
+//   FrameRateServer    SwiftNIO Unix-socket server, sessions, tick fan-out, run as a Service
+//   FrameRateClient    async Swift client (framectl and the integration tests use it)
+//   framerated/framectl  thin executables
+import PackageDescription
+
+/// One settings list for every target, so the whole package is built the same way.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "framerated",
+    products: [
+        .executable(name: "framerated", targets: ["framerated"]),
+        .executable(name: "framectl", targets: ["framectl"]),
+        .library(name: "FrameRateModel", targets: ["FrameRateModel"]),
+        .library(name: "FrameRateProtocol", targets: ["FrameRateProtocol"]),
+        .library(name: "FrameRateClient", targets: ["FrameRateClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "FrameRateModel",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "FrameRateProtocol",
+            dependencies: [
+                "FrameRateModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "FrameRateServer",
+            dependencies: [
+                "FrameRateModel",
+                "FrameRateProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "FrameRateClient",
+            dependencies: [
+                "FrameRateModel",
+                "FrameRateProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "framerated",
+            dependencies: [
+                "FrameRateModel",
+                "FrameRateServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "framectl",
+            dependencies: [
+                "FrameRateModel",
+                "FrameRateProtocol",
+                "FrameRateClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FrameRateModelTests",
+            dependencies: ["FrameRateModel"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FrameRateProtocolTests",
+            dependencies: [
+                "FrameRateProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["FrameRateClient", "FrameRateProtocol", "FrameRateModel"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,81 @@
+/// How one range fares at one refresh rate: the callback rate it would get
+/// (`refresh / n` for a whole `n`) and how well that serves it.
+///
+/// This is the single place that decides a link's callback rate, used both to
+/// score candidates during arbitration and to pace a link's ticks.
+public struct CallbackCadence: Hashable, Sendable {
+    /// The divisor `n >= 1`: the link ticks on every n-th vsync.
+    public let divisor: Int
+    /// `refresh / divisor`, in Hz.
+    public let callbackRate: Double
+    /// Whether the callback rate lies inside the link's range.
+    public let isInsideRange: Bool
+    /// Whether the refresh rate serves the link exactly: its preferred rate is
+    /// `refresh / n` for a whole `n`, or, without a preferred rate, some
+    /// `refresh / n` lies inside its range.
+    public let isExact: Bool
+    /// The relative distance between the callback rate and what the link asked
+    /// for: `|callback - preferred| / preferred`; for a link without a preferred
+    /// rate, `0` inside its range and the relative distance to the nearest bound outside it.
+    public let distance: Double
+
+    /// The cadence of `range` at `refresh` Hz.
+    ///
+    /// Rule: the `refresh / n` closest to the preferred rate, preferring one inside
+    /// the range (ties to the higher rate); without a preferred rate, the highest
+    /// `refresh / n` inside the range; when no `refresh / n` is inside, the one
+    /// closest to the preferred rate or, without one, to the range.
+    public init(range: FrameRateRange, refresh: Double) {
+        if let inside = FrameRateMath.divisors(of: refresh, inside: range) {
+            let n: Int
+            if range.hasPreferredRate {
+                n = Self.closestDivisor(of: refresh, to: range.preferred, within: inside)
+            } else {
+                n = inside.lowerBound
+            }
+            let rate = refresh / Double(n)
+            self.divisor = n
+            self.callbackRate = rate
+            self.isInsideRange = true
+            if range.hasPreferredRate {
+                self.isExact = FrameRateMath.equal(rate, range.preferred)
+                self.distance = self.isExact ? 0 : abs(rate - range.preferred) / range.preferred
+            } else {
+                self.isExact = true
+                self.distance = 0
+            }
+        } else {
+            let target = range.hasPreferredRate ? range.preferred : (refresh / range.maximum >= 1 ? range.maximum : range.minimum)
+            let n = Self.closestDivisor(of: refresh, to: target, within: 1...Int.max)
+            let rate = refresh / Double(n)
+            self.divisor = n
+            self.callbackRate = rate
+            self.isInsideRange = false
+            self.isExact = false
+            if range.hasPreferredRate {
+                self.distance = abs(rate - range.preferred) / range.preferred
+            } else {
+                self.distance = rate < range.minimum ? (range.minimum - rate) / range.minimum : (rate - range.maximum) / range.maximum
+            }
+        }
+    }
+
+    /// The `n` in `allowed` whose `refresh / n` is closest to `target`
+    /// (ties to the smaller `n`, i.e. the higher rate).
+    static func closestDivisor(of refresh: Double, to target: Double, within allowed: ClosedRange<Int>) -> Int {
+        let ideal = refresh / target
+        let below = Int(Swift.min(ideal.rounded(.down), Double(Int.max / 2)))
+        let options = [below, below + 1].map { Swift.min(Swift.max($0, allowed.lowerBound, 1), allowed.upperBound) }
+        var best = options[0]
+        for n in options.dropFirst() {
+            let bestDistance = abs(refresh / Double(best) - target)
+            let distance = abs(refresh / Double(n) - target)
+            if FrameRateMath.equal(distance, bestDistance) {
+                best = Swift.min(best, n)
+            } else if distance < bestDistance {
+                best = n
+            }
+        }
+        return best
+    }
+}

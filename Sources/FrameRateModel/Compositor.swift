@@ -1,0 +1,135 @@
+/// The simulated compositor: every display, every display link, and the rules
+/// that turn links' hints into refresh rates and ticks.
+///
+/// A pure state machine over clock `C`'s instants: it performs no I/O and never
+/// reads a clock. Callers pass `now` to every operation and perform what it
+/// returns: deliver ``VsyncReport/ticks``, wake at ``nextVsync(of:)``.
+/// Links belong to an ``OwnerID``; an owner can only touch its own links.
+public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
+    private var displays: [Display<C>]
+    private var displayOfLink: [LinkID: Int] = [:]
+    private var lastLinkID: UInt64 = 0
+
+    /// Builds a compositor whose displays' first vsync is at `start`.
+    /// - Precondition: at least one display, with distinct ids.
+    public init(
+        displays configurations: [DisplayConfiguration],
+        governor: RefreshRateGovernor<C>.Settings = .init(),
+        start: C.Instant
+    ) {
+        precondition(!configurations.isEmpty, "a compositor needs at least one display")
+        precondition(Set(configurations.map(\.id)).count == configurations.count, "display ids must be distinct")
+        self.displays = configurations.map { Display(configuration: $0, governor: governor, start: start) }
+    }
+
+    /// Every display's id, in configuration order. The first is the default display.
+    public var displayIDs: [DisplayID] { displays.map(\.id) }
+
+    /// The number of links on every display.
+    public var linkCount: Int { displayOfLink.count }
+
+    private func index(of display: DisplayID?) throws(CompositorError) -> Int {
+        guard let display else { return 0 }
+        guard let index = displays.firstIndex(where: { $0.id == display }) else {
+            throw .unknownDisplay(display, known: displayIDs)
+        }
+        return index
+    }
+
+    private func index(of link: LinkID, owner: OwnerID) throws(CompositorError) -> Int {
+        guard let index = displayOfLink[link], displays[index].link(link)?.owner == owner else { throw .linkNotFound(link) }
+        return index
+    }
+
+    /// Registers a new link for `owner` on `display` (the default display when `nil`).
+    public mutating func register(
+        owner: OwnerID, display: DisplayID? = nil, configuration: DisplayLinkConfiguration, at now: C.Instant
+    ) throws(CompositorError) -> LinkStatus {
+        let index = try index(of: display)
+        lastLinkID += 1
+        let link = LinkID(rawValue: lastLinkID)
+        displays[index].add(link, owner: owner, configuration: configuration, at: now)
+        displayOfLink[link] = index
+        return displays[index].status(of: link)!
+    }
+
+    /// Changes a link's range and/or paused flag. A resumed link starts afresh: no skips reported for the pause.
+    public mutating func update(
+        link: LinkID, owner: OwnerID, range: FrameRateRange? = nil, paused: Bool? = nil, at now: C.Instant
+    ) throws(CompositorError) -> LinkStatus {
+        let index = try index(of: link, owner: owner)
+        displays[index].update(link, range: range, paused: paused, at: now)
+        return displays[index].status(of: link)!
+    }
+
+    /// Removes a link (`CADisplayLink.invalidate()`).
+    public mutating func invalidate(link: LinkID, owner: OwnerID, at now: C.Instant) throws(CompositorError) {
+        let index = try index(of: link, owner: owner)
+        displays[index].remove(link, at: now)
+        displayOfLink[link] = nil
+    }
+
+    /// Removes every link `owner` holds (its connection closed), re-arbitrating each display once.
+    /// - Returns: the removed links.
+    public mutating func removeLinks(of owner: OwnerID, at now: C.Instant) -> [LinkID] {
+        var removed: [LinkID] = []
+        for index in displays.indices {
+            removed += displays[index].removeAll(of: owner, at: now)
+        }
+        for link in removed { displayOfLink[link] = nil }
+        return removed
+    }
+
+    /// Records that `owner`'s client finished the frame for tick `sequence` of `link`.
+    public mutating func frameDone(link: LinkID, owner: OwnerID, sequence: UInt64) throws(CompositorError) {
+        let index = try index(of: link, owner: owner)
+        try displays[index].frameDone(link, sequence: sequence)
+    }
+
+    /// The caps of `display` (the default display when `nil`).
+    public func caps(of display: DisplayID? = nil) throws(CompositorError) -> DisplayCaps {
+        displays[try index(of: display)].caps
+    }
+
+    /// Replaces the caps of `display`, or of every display when `nil`, and re-arbitrates.
+    /// - Returns: the displays changed, with their new caps.
+    public mutating func setCaps(
+        display: DisplayID?, at now: C.Instant, _ change: (inout DisplayCaps) -> Void
+    ) throws(CompositorError) -> [(DisplayID, DisplayCaps)] {
+        let targets = display == nil ? Array(displays.indices) : [try index(of: display)]
+        return targets.map { index in
+            var caps = displays[index].caps
+            change(&caps)
+            displays[index].setCaps(caps, at: now)
+            return (displays[index].id, caps)
+        }
+    }
+
+    /// The refresh rate in force on `display`, in Hz.
+    public func refreshRate(of display: DisplayID? = nil) throws(CompositorError) -> Double {
+        displays[try index(of: display)].refreshRate
+    }
+
+    /// The display a link is on, if the link exists.
+    public func display(of link: LinkID) -> DisplayID? {
+        displayOfLink[link].map { displays[$0].id }
+    }
+
+    /// When `display`'s next vsync is due: the driver's next wake-up.
+    public func nextVsync(of display: DisplayID) throws(CompositorError) -> C.Instant {
+        displays[try index(of: display)].nextVsync
+    }
+
+    /// Processes `display`'s vsync due at or before `now`: applies a due rate change
+    /// and returns the ticks to deliver. `canDeliver` says whether an owner can take
+    /// a tick now; an owner that cannot has the interval counted as skipped.
+    public mutating func vsync(
+        of display: DisplayID, at now: C.Instant, canDeliver: (OwnerID) -> Bool = { _ in true }
+    ) throws(CompositorError) -> VsyncReport<C.Instant> {
+        let index = try index(of: display)
+        return displays[index].vsync(at: now, canDeliver: canDeliver)
+    }
+
+    /// A read-only view of every display, for status output.
+    public var snapshot: [DisplaySnapshot] { displays.map(\.snapshot) }
+}

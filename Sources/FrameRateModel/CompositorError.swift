@@ -1,0 +1,23 @@
+/// Why the compositor refused an operation. Each case's description says what
+/// was wrong and what to do.
+public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No display has this id.
+    case unknownDisplay(DisplayID, known: [DisplayID])
+    /// The link does not exist, or belongs to another owner (both look the same
+    /// to the caller, so one client cannot probe another's links).
+    case linkNotFound(LinkID)
+    /// A frame-done report named a sequence the link has not been sent.
+    case sequenceNotDelivered(LinkID, sequence: UInt64, lastDelivered: UInt64)
+
+    /// A sentence for the user.
+    public var description: String {
+        switch self {
+        case .unknownDisplay(let display, let known):
+            "no \(display); known displays: " + known.map { String($0.rawValue) }.joined(separator: ", ")
+        case .linkNotFound(let link):
+            "\(link) does not exist on this connection (already invalidated, or registered by another client)"
+        case .sequenceNotDelivered(let link, let sequence, let lastDelivered):
+            "\(link) was never sent sequence \(sequence); the latest tick it was sent is \(lastDelivered)"
+        }
+    }
+}

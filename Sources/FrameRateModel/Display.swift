@@ -1,0 +1,172 @@
+/// One display's whole state: its links, caps, arbitration, governor and vsync grid.
+///
+/// Internal to the model; ``Compositor`` is the public face.
+struct Display<C: Clock>: Sendable where C.Duration == Duration {
+    struct Link: Sendable {
+        let id: LinkID
+        let owner: OwnerID
+        var configuration: DisplayLinkConfiguration
+        var pacer: LinkPacer<C.Instant>
+    }
+
+    let id: DisplayID
+    let arbiter: Arbiter
+    private(set) var caps: DisplayCaps
+    private(set) var governor: RefreshRateGovernor<C>
+    private(set) var timeline: VsyncTimeline<C.Instant>
+    /// Links in registration order.
+    private(set) var links: [Link] = []
+    /// Position of each link in `links`.
+    private var positions: [LinkID: Int] = [:]
+
+    init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
+        self.id = configuration.id
+        self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
+        self.caps = configuration.caps
+        let initial = configuration.profile.initialRate
+        self.governor = RefreshRateGovernor(initialRate: initial, settings: settings)
+        self.timeline = VsyncTimeline(start: start, rate: initial)
+        rearbitrate(at: start)
+    }
+
+    var refreshRate: Double { governor.currentRate }
+
+    func contains(_ link: LinkID) -> Bool { positions[link] != nil }
+
+    func link(_ id: LinkID) -> Link? { positions[id].map { links[$0] } }
+
+    func cadence(of configuration: DisplayLinkConfiguration, refresh: Double) -> CallbackCadence {
+        arbiter.cadence(of: configuration.range, hasEntitlement: configuration.hasHighFrameRateEntitlement, caps: caps, refresh: refresh)
+    }
+
+    /// The status a client is told after registering or updating `link`.
+    func status(of link: LinkID) -> LinkStatus? {
+        guard let link = self.link(link) else { return nil }
+        let target = governor.target?.refreshRate ?? refreshRate
+        return LinkStatus(
+            link: link.id, display: id, refreshRate: target,
+            callbackRate: cadence(of: link.configuration, refresh: target).callbackRate
+        )
+    }
+
+    mutating func add(_ id: LinkID, owner: OwnerID, configuration: DisplayLinkConfiguration, at now: C.Instant) {
+        positions[id] = links.count
+        links.append(Link(id: id, owner: owner, configuration: configuration, pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate))))
+        rearbitrate(at: now)
+    }
+
+    mutating func update(_ id: LinkID, range: FrameRateRange?, paused: Bool?, at now: C.Instant) {
+        guard let position = positions[id] else { return }
+        var link = links[position]
+        let wasPaused = link.configuration.isPaused
+        if let range { link.configuration.range = range }
+        if let paused { link.configuration.isPaused = paused }
+        if wasPaused && !link.configuration.isPaused { link.pacer.resume() }
+        link.pacer.setCadence(cadence(of: link.configuration, refresh: refreshRate))
+        links[position] = link
+        rearbitrate(at: now)
+    }
+
+    mutating func remove(_ id: LinkID, at now: C.Instant) {
+        guard let position = positions.removeValue(forKey: id) else { return }
+        links.remove(at: position)
+        for index in position..<links.count { positions[links[index].id] = index }
+        rearbitrate(at: now)
+    }
+
+    /// Removes every link of `owner` with one re-arbitration.
+    mutating func removeAll(of owner: OwnerID, at now: C.Instant) -> [LinkID] {
+        let removed = links.filter { $0.owner == owner }.map(\.id)
+        guard !removed.isEmpty else { return [] }
+        links.removeAll { $0.owner == owner }
+        positions = Dictionary(uniqueKeysWithValues: links.enumerated().map { ($1.id, $0) })
+        rearbitrate(at: now)
+        return removed
+    }
+
+    mutating func setCaps(_ caps: DisplayCaps, at now: C.Instant) {
+        self.caps = caps
+        recomputeCadences()
+        rearbitrate(at: now)
+    }
+
+    mutating func frameDone(_ id: LinkID, sequence: UInt64) throws(CompositorError) {
+        guard let position = positions[id] else { throw .linkNotFound(id) }
+        guard links[position].pacer.frameDone(sequence: sequence) else {
+            throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: links[position].pacer.lastDelivered)
+        }
+    }
+
+    private mutating func rearbitrate(at now: C.Instant) {
+        let votes = links.lazy.filter { !$0.configuration.isPaused }.map {
+            LinkVote(
+                link: $0.id, range: $0.configuration.range,
+                hasHighFrameRateEntitlement: $0.configuration.hasHighFrameRateEntitlement, label: $0.configuration.label
+            )
+        }
+        governor.observe(arbiter.decide(votes: votes, caps: caps), at: now)
+    }
+
+    private mutating func recomputeCadences() {
+        let refresh = refreshRate
+        for index in links.indices {
+            links[index].pacer.setCadence(cadence(of: links[index].configuration, refresh: refresh))
+        }
+    }
+
+    /// The next vsync instant: when the driver should call ``vsync(at:canDeliver:)``.
+    var nextVsync: C.Instant { timeline.next.instant }
+
+    /// Processes the vsync due at or before `now`.
+    mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
+        let (vsync, missed) = timeline.advance(to: now)
+        let change = governor.vsync(at: vsync.instant)
+        if let change {
+            timeline.changeRate(to: change.to)
+            recomputeCadences()
+        }
+        let refresh = refreshRate
+        let period = timeline.period
+        var ticks: [Tick<C.Instant>] = []
+        for index in links.indices where !links[index].configuration.isPaused {
+            let owner = links[index].owner
+            let outcome = links[index].pacer.vsync(vsync, period: period, canDeliver: canDeliver(owner))
+            guard case .deliver(let sequence, let skipped) = outcome else { continue }
+            let cadence = links[index].pacer.cadence
+            ticks.append(
+                Tick(
+                    link: links[index].id, owner: owner, sequence: sequence,
+                    timestamp: vsync.instant, targetTimestamp: vsync.instant.advanced(by: period * cadence.divisor),
+                    duration: period, refreshRate: refresh, callbackRate: cadence.callbackRate, skipped: skipped
+                )
+            )
+        }
+        return VsyncReport(
+            display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
+            rateChange: change, ticks: ticks, nextVsync: timeline.next.instant
+        )
+    }
+
+    var snapshot: DisplaySnapshot {
+        let refresh = refreshRate
+        var reason = governor.currentReason
+        if let target = governor.target, !FrameRateMath.equal(target.refreshRate, refresh) {
+            reason += "; moving to \(FrameRateMath.format(target.refreshRate)) Hz"
+                + (target.refreshRate < refresh ? " after the decrease dwell" : " at the next vsync")
+                + ": \(target.reason)"
+        }
+        return DisplaySnapshot(
+            id: id, profile: arbiter.profile, refreshRate: refresh, reason: reason,
+            targetRate: governor.target?.refreshRate ?? refresh, caps: caps,
+            links: links.map {
+                LinkSnapshot(
+                    link: $0.id, owner: $0.owner, configuration: $0.configuration,
+                    effectiveRange: arbiter.effectiveRange(
+                        of: $0.configuration.range, hasEntitlement: $0.configuration.hasHighFrameRateEntitlement, caps: caps
+                    ),
+                    callbackRate: $0.pacer.cadence.callbackRate
+                )
+            }
+        )
+    }
+}

@@ -1,0 +1,21 @@
+/// What a client states about one display link: the `CADisplayLink` properties
+/// that steer arbitration.
+public struct DisplayLinkConfiguration: Hashable, Sendable {
+    /// The link's frame-rate range.
+    public var range: FrameRateRange
+    /// A paused link does not vote and gets no ticks (`CADisplayLink.isPaused`).
+    public var isPaused: Bool
+    /// Whether the client declared the high-frame-rate entitlement
+    /// (the `CADisableMinimumFrameDurationOnPhone` analog).
+    public var hasHighFrameRateEntitlement: Bool
+    /// An optional name for people, shown in status and reasons.
+    public var label: String?
+
+    /// Builds a configuration; links start unpaused and without the entitlement.
+    public init(range: FrameRateRange, isPaused: Bool = false, hasHighFrameRateEntitlement: Bool = false, label: String? = nil) {
+        self.range = range
+        self.isPaused = isPaused
+        self.hasHighFrameRateEntitlement = hasHighFrameRateEntitlement
+        self.label = label
+    }
+}

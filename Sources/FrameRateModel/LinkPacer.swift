@@ -1,0 +1,92 @@
+/// One display link's tick pacing: which vsyncs it ticks on, its sequence
+/// numbers, and how many of its intervals passed without a tick.
+///
+/// A link with divisor `n` ticks on vsyncs whose index is a multiple of `n`, so
+/// links with the same callback rate tick on the same vsyncs (and their ticks
+/// can be written together). Each of its intervals gets a sequence number,
+/// delivered or not, so a delivered tick's `sequence` is always the previous
+/// delivered one's plus `skipped + 1`.
+///
+/// Overrun (seed 001): once a client reports finished frames (``frameDone(sequence:)``),
+/// an interval that begins while its previous frame is still unfinished is skipped,
+/// never queued; the next tick reports it in `skipped`.
+struct LinkPacer<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    /// What happened to the link at one vsync.
+    enum Outcome: Equatable {
+        /// Not one of the link's vsyncs.
+        case notDue
+        /// Deliver a tick with this sequence and skip count.
+        case deliver(sequence: UInt64, skipped: UInt64)
+        /// The interval passed without a tick (overrun or undeliverable).
+        case skipped
+    }
+
+    /// The link ticks on every `divisor`-th vsync.
+    private(set) var cadence: CallbackCadence
+    /// The sequence number of the link's latest interval, delivered or skipped.
+    private(set) var sequence: UInt64 = 0
+    /// Intervals skipped since the last delivered tick.
+    private(set) var pendingSkips: UInt64 = 0
+    /// The sequence of the latest delivered tick.
+    private(set) var lastDelivered: UInt64 = 0
+    /// The latest sequence the client reported finished.
+    private(set) var lastFinished: UInt64 = 0
+    /// Whether the client paces itself with frame-done reports (set by its first report).
+    private(set) var reportsFrameDone = false
+    /// The earliest instant of the next tick: the previous tick's target.
+    private var nextTarget: Instant?
+
+    init(cadence: CallbackCadence) {
+        self.cadence = cadence
+    }
+
+    /// Adopts a new callback cadence (rate change or range update). The next tick
+    /// still comes no earlier than the last tick's target.
+    mutating func setCadence(_ cadence: CallbackCadence) {
+        self.cadence = cadence
+    }
+
+    /// Forgets pending skips and the last target: a resumed link starts afresh.
+    mutating func resume() {
+        pendingSkips = 0
+        nextTarget = nil
+        lastFinished = lastDelivered
+    }
+
+    /// Whether the client is still working on the last delivered tick.
+    var isBusy: Bool { reportsFrameDone && lastFinished < lastDelivered }
+
+    /// Records that the client finished the frame for `sequence`.
+    /// - Returns: `false` when that sequence was never delivered.
+    mutating func frameDone(sequence: UInt64) -> Bool {
+        guard sequence <= lastDelivered else { return false }
+        reportsFrameDone = true
+        lastFinished = max(lastFinished, sequence)
+        return true
+    }
+
+    /// Processes vsync `vsync` of a timeline with `period`; `canDeliver` says
+    /// whether the link's owner can take a tick now.
+    mutating func vsync(_ vsync: VsyncTimeline<Instant>.Vsync, period: Duration, canDeliver: Bool) -> Outcome {
+        let divisor = cadence.divisor
+        guard vsync.index % UInt64(divisor) == 0 else { return .notDue }
+        let interval = period * divisor
+        var intervals: UInt64 = 1
+        if let nextTarget {
+            let lateness = nextTarget.duration(to: vsync.instant)
+            // Half a refresh period of slack absorbs rate changes between grids.
+            if lateness < .zero - period / 2 { return .notDue }
+            if lateness > .zero { intervals += UInt64(max(0, (lateness / interval + 1e-6).rounded(.down))) }
+        }
+        nextTarget = vsync.instant.advanced(by: interval)
+        sequence += intervals
+        if isBusy || !canDeliver {
+            pendingSkips += intervals
+            return .skipped
+        }
+        let skipped = pendingSkips + intervals - 1
+        pendingSkips = 0
+        lastDelivered = sequence
+        return .deliver(sequence: sequence, skipped: skipped)
+    }
+}

@@ -1,0 +1,26 @@
+/// What one unpaused display link asks of arbitration: its range and whether
+/// its client holds the high-frame-rate entitlement.
+public struct LinkVote: Hashable, Sendable {
+    /// The link, named in decision reasons.
+    public let link: LinkID
+    /// The link's frame-rate range, as registered (unclamped).
+    public let range: FrameRateRange
+    /// Whether the link's client declared the high-frame-rate entitlement.
+    public let hasHighFrameRateEntitlement: Bool
+    /// The link's label, if any, named in decision reasons.
+    public let label: String?
+
+    /// Builds a vote.
+    public init(link: LinkID, range: FrameRateRange, hasHighFrameRateEntitlement: Bool, label: String? = nil) {
+        self.link = link
+        self.range = range
+        self.hasHighFrameRateEntitlement = hasHighFrameRateEntitlement
+        self.label = label
+    }
+
+    /// `link 3 'scroll' (80, 120, 120)`.
+    var reasonName: String {
+        let name = label.map { "\(link) '\($0)'" } ?? "\(link)"
+        return "\(name) \(range)"
+    }
+}

@@ -1,0 +1,44 @@
+/// A read-only view of one display link, for status output.
+public struct LinkSnapshot: Hashable, Sendable {
+    /// The link.
+    public let link: LinkID
+    /// Its owner.
+    public let owner: OwnerID
+    /// What the client asked for.
+    public let configuration: DisplayLinkConfiguration
+    /// The range after caps and entitlement clamping, as arbitrated.
+    public let effectiveRange: FrameRateRange
+    /// The callback rate at the rate in force, in Hz.
+    public let callbackRate: Double
+}
+
+/// A read-only view of one display, for status output.
+public struct DisplaySnapshot: Hashable, Sendable {
+    /// The display.
+    public let id: DisplayID
+    /// Its profile.
+    public let profile: DisplayProfile
+    /// The refresh rate in force, in Hz.
+    public let refreshRate: Double
+    /// Why that rate (the deciding arbitration's reason, or a pending-change note).
+    public let reason: String
+    /// The rate arbitration wants, in Hz (differs from `refreshRate` during a decrease dwell or idle wait).
+    public let targetRate: Double
+    /// The caps in force.
+    public let caps: DisplayCaps
+    /// Every link on the display, in registration order.
+    public let links: [LinkSnapshot]
+}
+
+/// What a successful registration or update reports.
+public struct LinkStatus: Hashable, Sendable {
+    /// The link.
+    public let link: LinkID
+    /// The display it is on.
+    public let display: DisplayID
+    /// The refresh rate arbitration chose, in Hz: the display moves there at the
+    /// next vsync (increase) or after the decrease dwell.
+    public let refreshRate: Double
+    /// The link's callback rate at that refresh rate, in Hz.
+    public let callbackRate: Double
+}

@@ -1,0 +1,24 @@
+/// One display-link callback: what a client's frame for this interval needs to know.
+///
+/// Instants are on the compositor's clock (in the daemon, `CLOCK_MONOTONIC`).
+public struct Tick<Instant: InstantProtocol>: Hashable, Sendable where Instant.Duration == Duration {
+    /// The link the tick is for.
+    public let link: LinkID
+    /// The link's owner (the daemon: the connection to write it to).
+    public let owner: OwnerID
+    /// The link's interval number: the previous delivered tick's plus `skipped + 1`.
+    public let sequence: UInt64
+    /// The vsync that starts this interval (`CADisplayLink.timestamp`).
+    public let timestamp: Instant
+    /// The deadline for the next frame, `timestamp + 1 / callbackRate`
+    /// (`CADisplayLink.targetTimestamp`).
+    public let targetTimestamp: Instant
+    /// The display's refresh period, `1 / refreshRate` (`CADisplayLink.duration`).
+    public let duration: Duration
+    /// The display's refresh rate, in Hz.
+    public let refreshRate: Double
+    /// The link's callback rate, `refreshRate / n`, in Hz.
+    public let callbackRate: Double
+    /// How many of the link's intervals passed without a tick since its last one.
+    public let skipped: UInt64
+}

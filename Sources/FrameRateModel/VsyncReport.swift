@@ -1,0 +1,17 @@
+/// What happened at one vsync of one display: the driver's instructions.
+public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    /// The display.
+    public let display: DisplayID
+    /// The vsync's instant.
+    public let vsync: Instant
+    /// The vsync's index since the display started.
+    public let index: UInt64
+    /// Vsyncs skipped because the driver woke up late.
+    public let missedVsyncs: UInt64
+    /// The refresh-rate change that took effect at this vsync, if any.
+    public let rateChange: RefreshRateChange?
+    /// Ticks to deliver, in link registration order.
+    public let ticks: [Tick<Instant>]
+    /// When to process the next vsync.
+    public let nextVsync: Instant
+}

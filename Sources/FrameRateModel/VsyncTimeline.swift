@@ -1,0 +1,62 @@
+/// A display's vsync grid: vsync instants `anchor + k * period`, where the
+/// anchor moves to the vsync at which the period last changed.
+///
+/// The timeline never jumps backwards and never repeats a vsync: a period change
+/// takes effect at a vsync that already lies on the old grid, and the new grid
+/// starts there. Instants are those of the injected clock.
+public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    /// A vsync: its instant and its index since the timeline started.
+    public struct Vsync: Hashable, Sendable {
+        /// Counts vsyncs since the timeline started, across period changes.
+        public let index: UInt64
+        /// When the vsync happens.
+        public let instant: Instant
+    }
+
+    /// The vsync at which the current period started.
+    public private(set) var anchor: Vsync
+    /// Time between vsyncs (`1 / refresh rate`).
+    public private(set) var period: Duration
+    /// The last vsync handed out by ``advance(to:)``.
+    public private(set) var last: Vsync
+
+    /// A timeline whose first vsync is at `start`, refreshing at `rate` Hz.
+    public init(start: Instant, rate: Double) {
+        let first = Vsync(index: 0, instant: start)
+        self.anchor = first
+        self.last = first
+        self.period = Self.period(of: rate)
+    }
+
+    /// `1 / rate` as a duration (attosecond resolution, so `n` periods at
+    /// 120 Hz stay within a femtosecond of `n / 120` s).
+    public static func period(of rate: Double) -> Duration {
+        .seconds(1 / rate)
+    }
+
+    /// The vsync after the last one handed out: when to wake up next.
+    public var next: Vsync { vsync(index: last.index + 1) }
+
+    /// The vsync with `index` on the current grid.
+    private func vsync(index: UInt64) -> Vsync {
+        Vsync(index: index, instant: anchor.instant.advanced(by: period * Int(index - anchor.index)))
+    }
+
+    /// Moves to the latest vsync at or before `now` (at least one past the last),
+    /// skipping over vsyncs a late wake-up missed.
+    /// - Returns: the vsync to process and how many vsyncs were missed.
+    public mutating func advance(to now: Instant) -> (vsync: Vsync, missed: UInt64) {
+        let elapsed = anchor.instant.duration(to: now)
+        let onGrid = elapsed < .zero ? 0 : UInt64(max(0, (elapsed / period).rounded(.down)))
+        let index = max(last.index + 1, anchor.index + onGrid)
+        let missed = index - last.index - 1
+        last = vsync(index: index)
+        return (last, missed)
+    }
+
+    /// Changes the refresh rate from the last vsync on: the new grid starts at that vsync.
+    public mutating func changeRate(to rate: Double) {
+        anchor = last
+        period = Self.period(of: rate)
+    }
+}
