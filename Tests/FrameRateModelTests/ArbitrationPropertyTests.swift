@@ -1,0 +1,186 @@
+import FrameRateModel
+import Testing
+
+/// Properties of arbitration over random link sets, caps and profiles.
+/// Seeds are fixed so every failure replays exactly.
+@Suite("Arbitration properties")
+struct ArbitrationPropertyTests {
+    static let seeds: [UInt64] = Array(1...400)
+
+    static let profiles: [DisplayProfile] = DisplayProfile.builtIn + [
+        try! DisplayProfile(name: "custom-a", supportedRates: [144, 120, 72, 48, 36, 24], requiresEntitlementAbove60Hz: true),
+        try! DisplayProfile(name: "custom-b", supportedRates: [90, 60, 45, 30]),
+    ]
+
+    struct Scenario {
+        var profile: DisplayProfile
+        var caps: DisplayCaps
+        var configuredMaximum: Double?
+        var votes: [LinkVote]
+    }
+
+    static func randomRange(_ rng: inout SeededGenerator, profile: DisplayProfile) -> FrameRateRange {
+        let rates = profile.supportedRates + [1, 5, 8, 25, 50, 75, 90, 100, 144]
+        let a = rates.randomElement(using: &rng)!
+        let b = rates.randomElement(using: &rng)!
+        let minimum = min(a, b), maximum = max(a, b)
+        let choice = Int.random(in: 0..<4, using: &rng)
+        let preferred: Double =
+            switch choice {
+            case 0: 0
+            case 1: minimum
+            case 2: maximum
+            default: ([minimum, maximum] + rates.filter { (minimum...maximum).contains($0) }).randomElement(using: &rng)!
+            }
+        return try! FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
+    }
+
+    static func scenario(seed: UInt64) -> Scenario {
+        var rng = SeededGenerator(seed: seed)
+        let profile = profiles.randomElement(using: &rng)!
+        let caps = DisplayCaps(
+            lowPowerMode: Int.random(in: 0..<5, using: &rng) == 0,
+            limitFrameRate: Int.random(in: 0..<6, using: &rng) == 0,
+            thermalState: ThermalState.allCases.randomElement(using: &rng)!
+        )
+        let configuredMaximum: Double? = Int.random(in: 0..<5, using: &rng) == 0 ? [80, 60, 48].randomElement(using: &rng) : nil
+        let count = Int.random(in: 0...6, using: &rng)
+        let votes = (0..<count).map { index in
+            LinkVote(
+                link: LinkID(rawValue: UInt64(index + 1)), range: randomRange(&rng, profile: profile),
+                hasHighFrameRateEntitlement: Bool.random(using: &rng)
+            )
+        }
+        return Scenario(profile: profile, caps: caps, configuredMaximum: configuredMaximum, votes: votes)
+    }
+
+    static func decide(_ scenario: Scenario, votes: [LinkVote]? = nil) -> ArbitrationDecision {
+        Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
+            .decide(votes: votes ?? scenario.votes, caps: scenario.caps)
+    }
+
+    @Test("the rate is a supported rate at or below the cap", arguments: seeds)
+    func supportedAndCapped(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        let decision = Self.decide(scenario)
+        #expect(scenario.profile.supportedRates.contains(decision.refreshRate))
+        if let cap = scenario.caps.effectiveCap(configuredMaximum: scenario.configuredMaximum),
+            scenario.profile.supportedRates.contains(where: { $0 <= cap.rate })
+        {
+            #expect(decision.refreshRate <= cap.rate)
+        }
+        if scenario.profile.requiresEntitlementAbove60Hz && !scenario.votes.contains(where: \.hasHighFrameRateEntitlement) {
+            #expect(decision.refreshRate <= 60, "links without the entitlement took the display above 60 Hz")
+        }
+    }
+
+    @Test("every callback rate is the refresh rate divided by a whole number", arguments: seeds)
+    func callbackDividesRefresh(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        let arbiter = Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
+        let refresh = arbiter.decide(votes: scenario.votes, caps: scenario.caps).refreshRate
+        for vote in scenario.votes {
+            let cadence = arbiter.cadence(of: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps, refresh: refresh)
+            #expect(cadence.divisor >= 1)
+            #expect(abs(cadence.callbackRate * Double(cadence.divisor) - refresh) < 1e-9)
+        }
+    }
+
+    @Test("a full-range link without a preferred rate never changes the settled rate", arguments: seeds)
+    func fullRangeMonitorIsNeutral(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        let before = Self.decide(scenario).refreshRate
+        for entitled in [false, true] {
+            let monitor = LinkVote(
+                link: LinkID(rawValue: 999),
+                range: try! FrameRateRange(minimum: scenario.profile.lowestRate, maximum: scenario.profile.highestRate, preferred: 0),
+                hasHighFrameRateEntitlement: entitled
+            )
+            #expect(Self.decide(scenario, votes: scenario.votes + [monitor]).refreshRate == before, "entitled: \(entitled)")
+        }
+    }
+
+    @Test("the decision does not depend on registration order", arguments: seeds)
+    func orderIndependent(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        let decision = Self.decide(scenario)
+        var rng = SeededGenerator(seed: seed ^ 0xABCDEF)
+        for _ in 0..<5 {
+            let shuffled = scenario.votes.shuffled(using: &rng)
+            #expect(Self.decide(scenario, votes: shuffled) == decision)
+        }
+    }
+
+    @Test("links with equal ranges and entitlement get equal callback rates", arguments: seeds)
+    func equalLinksEqualRates(seed: UInt64) throws {
+        let scenario = Self.scenario(seed: seed)
+        guard let first = scenario.votes.first else { return }
+        var harness = Harness(profile: scenario.profile, caps: scenario.caps, configuredMaximum: scenario.configuredMaximum)
+        for vote in scenario.votes + [first] {
+            try harness.register(
+                vote.range.minimum, vote.range.maximum, vote.range.preferred, entitled: vote.hasHighFrameRateEntitlement
+            )
+        }
+        try harness.run(seconds: 2)
+        let rates = harness.callbackRates
+        #expect(rates.first == rates.last)
+        for (a, b) in zip(scenario.votes, rates) {
+            for (c, d) in zip(scenario.votes, rates) where a.range == c.range && a.hasHighFrameRateEntitlement == c.hasHighFrameRateEntitlement {
+                #expect(b == d)
+            }
+        }
+    }
+
+    /// Independent oracle for rule 2: does `candidate` serve `range` exactly?
+    /// Searches every whole divisor directly instead of using the model's arithmetic.
+    static func servesExactly(_ candidate: Double, _ range: FrameRateRange) -> Bool {
+        for n in 1...2000 {
+            let rate = candidate / Double(n)
+            if range.preferred > 0 {
+                if abs(rate - range.preferred) < 1e-9 { return true }
+            } else if rate >= range.minimum - 1e-9 && rate <= range.maximum + 1e-9 {
+                return true
+            }
+        }
+        return false
+    }
+
+    @Test("when a candidate serves every link exactly, the lowest such wins", arguments: seeds)
+    func lowestExactWins(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        guard !scenario.votes.isEmpty else { return }
+        let arbiter = Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
+        let cap = scenario.caps.effectiveCap(configuredMaximum: scenario.configuredMaximum)?.rate ?? .infinity
+        let unlocked = !scenario.profile.requiresEntitlementAbove60Hz
+            || scenario.votes.contains { $0.hasHighFrameRateEntitlement && ($0.range.preferred > 0 || $0.range.minimum > 60) }
+        let candidates = scenario.profile.supportedRates.sorted().filter { $0 <= cap && (unlocked || $0 <= 60) }
+        let exact = candidates.first { candidate in
+            scenario.votes.allSatisfy { vote in
+                Self.servesExactly(candidate, arbiter.effectiveRange(of: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps))
+            }
+        }
+        let decision = arbiter.decide(votes: scenario.votes, caps: scenario.caps)
+        if let exact {
+            #expect(decision.refreshRate == exact)
+            #expect(decision.rule == .exact)
+        } else {
+            #expect(decision.rule != .exact)
+        }
+    }
+
+    @Test("every decision carries a reason that names a link or a cap")
+    func reasonsNameTheDecider() throws {
+        let arbiter = Arbiter(profile: .promotionPhone)
+        let scroll = LinkVote(link: LinkID(rawValue: 7), range: try FrameRateRange(minimum: 80, maximum: 120, preferred: 120), hasHighFrameRateEntitlement: true, label: "scroll")
+        let clock = LinkVote(link: LinkID(rawValue: 8), range: try FrameRateRange(minimum: 8, maximum: 15, preferred: 0), hasHighFrameRateEntitlement: false)
+        let decision = arbiter.decide(votes: [clock, scroll], caps: DisplayCaps())
+        #expect(decision.refreshRate == 120)
+        #expect(decision.decidingLink == scroll.link)
+        #expect(decision.reason.contains("link 7 'scroll'"))
+        let capped = arbiter.decide(votes: [scroll], caps: DisplayCaps(lowPowerMode: true))
+        #expect(capped.reason.contains("Low Power Mode"))
+        #expect(capped.limitingCap?.rate == 60)
+        let unentitled = LinkVote(link: LinkID(rawValue: 9), range: scroll.range, hasHighFrameRateEntitlement: false)
+        #expect(arbiter.decide(votes: [unentitled], caps: DisplayCaps()).reason.contains("entitlement"))
+    }
+}
