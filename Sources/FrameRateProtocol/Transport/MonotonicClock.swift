@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The clock every time on the wire is measured on: `CLOCK_MONOTONIC`, the
+/// same clock `clock_gettime(CLOCK_MONOTONIC)` reads in C, `time.monotonic()`
+/// in Python, and NIO's `NIODeadline` on Linux. Timestamps sent by the daemon
+/// are comparable with each of those in any process on the machine.
+public struct MonotonicClock: Clock, Sendable {
+    /// A reading of `CLOCK_MONOTONIC`: time since an unspecified point (boot).
+    public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
+        /// Time since `CLOCK_MONOTONIC`'s origin.
+        public var sinceOrigin: Duration
+
+        /// Wraps a duration since the clock's origin.
+        public init(sinceOrigin: Duration) { self.sinceOrigin = sinceOrigin }
+        /// An instant from whole nanoseconds since the origin.
+        public init(nanoseconds: Int64) { self.sinceOrigin = .nanoseconds(nanoseconds) }
+        /// An instant from seconds since the origin (the wire format).
+        public init(seconds: Double) { self.sinceOrigin = .seconds(seconds) }
+
+        /// Whole nanoseconds since the origin (rounded down).
+        public var nanoseconds: Int64 {
+            let (seconds, attoseconds) = sinceOrigin.components
+            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        }
+        /// Seconds since the origin, as sent on the wire.
+        public var seconds: Double { Double(nanoseconds) / 1e9 }
+
+        /// The instant `duration` later.
+        public func advanced(by duration: Duration) -> Instant { Instant(sinceOrigin: sinceOrigin + duration) }
+        /// The duration from this instant to `other`.
+        public func duration(to other: Instant) -> Duration { other.sinceOrigin - sinceOrigin }
+        /// Orders by time.
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.sinceOrigin < rhs.sinceOrigin }
+        /// Seconds with nanosecond precision.
+        public var description: String { WireTime.format(nanoseconds: nanoseconds) }
+    }
+
+    /// A clock reading `CLOCK_MONOTONIC`.
+    public init() {}
+
+    /// Reads `CLOCK_MONOTONIC` now.
+    public var now: Instant { Self.now }
+
+    /// Reads `CLOCK_MONOTONIC` now.
+    public static var now: Instant {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Instant(nanoseconds: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+    }
+
+    /// One nanosecond.
+    public var minimumResolution: Duration { .nanoseconds(1) }
+
+    /// Sleeps until `deadline` on `CLOCK_MONOTONIC`.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        let remaining = Self.now.duration(to: deadline)
+        if remaining > .zero { try await Task.sleep(for: remaining, tolerance: tolerance, clock: .suspending) }
+    }
+}
+
+/// How times are written on the wire: seconds on `CLOCK_MONOTONIC` with
+/// nine decimals (nanosecond precision).
+public enum WireTime {
+    /// `seconds.nnnnnnnnn` for a non-negative count of nanoseconds.
+    public static func format(nanoseconds: Int64) -> String {
+        let seconds = nanoseconds / 1_000_000_000
+        let fraction = String(nanoseconds % 1_000_000_000)
+        return "\(seconds)." + String(repeating: "0", count: 9 - fraction.count) + fraction
+    }
+
+    /// Whole nanoseconds in `duration` (rounded to nearest).
+    public static func nanoseconds(of duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + (attoseconds + 500_000_000) / 1_000_000_000
+    }
+}

@@ -1,0 +1,346 @@
+public import FrameRateModel
+
+/// Who holds a link, from the peer credentials of its connection (`SO_PEERCRED`).
+public struct PeerIdentity: Hashable, Sendable {
+    /// The peer's process id.
+    public var pid: Int32
+    /// The peer's user id.
+    public var uid: UInt32
+    /// The peer's command name (`/proc/PID/comm`), if readable.
+    public var command: String?
+
+    /// Builds an identity.
+    public init(pid: Int32, uid: UInt32, command: String?) {
+        self.pid = pid
+        self.uid = uid
+        self.command = command
+    }
+}
+
+extension DisplayCaps {
+    /// `{"lowPowerMode":…,"limitFrameRate":…,"thermalState":"nominal"}`.
+    public var jsonValue: JSONValue {
+        [
+            "lowPowerMode": .bool(lowPowerMode), "limitFrameRate": .bool(limitFrameRate),
+            "thermalState": .string(thermalState.rawValue),
+        ]
+    }
+
+    /// Parses caps from the daemon.
+    public init(json: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(json, path: "caps", allowed: nil)
+        self.init(
+            lowPowerMode: try reader.bool("lowPowerMode") ?? false,
+            limitFrameRate: try reader.bool("limitFrameRate") ?? false,
+            thermalState: try readThermalState(reader) ?? .nominal
+        )
+    }
+}
+
+func readThermalState(_ reader: ParamReader) throws(RPCError) -> ThermalState? {
+    guard let name = try reader.string("thermalState") else { return nil }
+    guard let state = ThermalState(rawValue: name) else {
+        throw .invalidParams(
+            field: reader.fieldPath("thermalState"),
+            "thermalState must be one of " + ThermalState.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                + ", got \"\(name)\""
+        )
+    }
+    return state
+}
+
+/// One link as `Compositor/GetState` shows it.
+public struct LinkState: Hashable, Sendable {
+    /// The link.
+    public var link: LinkID
+    /// Its range as registered.
+    public var range: FrameRateRange
+    /// Whether it is paused.
+    public var paused: Bool
+    /// Its callback rate at the rate in force, in Hz.
+    public var callbackRate: Double
+    /// Its label.
+    public var label: String?
+    /// Whether its client declared the high-frame-rate entitlement.
+    public var highFrameRate: Bool
+    /// Who holds it.
+    public var peer: PeerIdentity
+
+    /// Builds a link state from the model's snapshot and the owner's identity.
+    public init(_ snapshot: LinkSnapshot, peer: PeerIdentity) {
+        self.link = snapshot.link
+        self.range = snapshot.configuration.range
+        self.paused = snapshot.configuration.isPaused
+        self.callbackRate = snapshot.callbackRate
+        self.label = snapshot.configuration.label
+        self.highFrameRate = snapshot.configuration.hasHighFrameRateEntitlement
+        self.peer = peer
+    }
+
+    /// Parses a link from the daemon.
+    public init(json: JSONValue) throws(RPCError) {
+        let reader = try ParamReader(json, path: "link", allowed: nil)
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+        guard let range = try readRange(reader, field: "range") else { throw .invalidParams(field: "range", "missing range") }
+        self.range = range
+        self.paused = try reader.bool("paused") ?? false
+        self.callbackRate = try reader.requiredNumber("callbackRate")
+        self.label = try reader.string("label")
+        self.highFrameRate = try reader.bool("highFrameRate") ?? false
+        self.peer = PeerIdentity(
+            pid: Int32(try reader.integer("pid", minimum: 0) ?? 0),
+            uid: UInt32(try reader.integer("uid", minimum: 0) ?? 0),
+            command: try reader.string("command", maximumLength: 4096)
+        )
+    }
+
+    /// The link object.
+    public var jsonValue: JSONValue {
+        [
+            "link": JSONValue(link.rawValue), "range": range.jsonValue, "paused": .bool(paused),
+            "callbackRate": JSONValue(callbackRate), "label": JSONValue(label), "highFrameRate": .bool(highFrameRate),
+            "pid": .number(JSONNumber(Int(peer.pid))), "uid": .number(JSONNumber(Int(peer.uid))),
+            "command": JSONValue(peer.command),
+        ]
+    }
+}
+
+/// One display as `Compositor/GetState` shows it.
+public struct DisplayState: Hashable, Sendable {
+    /// The display.
+    public var id: DisplayID
+    /// Its profile's name.
+    public var profile: String
+    /// Its supported rates, Hz, highest first.
+    public var supportedRates: [Double]
+    /// The rate in force, Hz.
+    public var refreshRate: Double
+    /// Why.
+    public var reason: String
+    /// The caps in force.
+    public var caps: DisplayCaps
+    /// Its links, in registration order.
+    public var links: [LinkState]
+
+    /// Builds a display state from the model's snapshot; `peer` names each link's holder.
+    public init(_ snapshot: DisplaySnapshot, peer: (OwnerID) -> PeerIdentity) {
+        self.id = snapshot.id
+        self.profile = snapshot.profile.name
+        self.supportedRates = snapshot.profile.supportedRates
+        self.refreshRate = snapshot.refreshRate
+        self.reason = snapshot.reason
+        self.caps = snapshot.caps
+        self.links = snapshot.links.map { LinkState($0, peer: peer($0.owner)) }
+    }
+
+    /// Parses a display from the daemon.
+    public init(json: JSONValue) throws(RPCError) {
+        let reader = try ParamReader(json, path: "display", allowed: nil)
+        self.id = DisplayID(rawValue: Int(try reader.requiredInteger("id")))
+        self.profile = try reader.string("profile", maximumLength: 4096) ?? ""
+        self.supportedRates = (try reader.array("supportedRates") ?? []).compactMap(\.doubleValue)
+        self.refreshRate = try reader.requiredNumber("refreshRate")
+        self.reason = try reader.string("reason", maximumLength: 1 << 16) ?? ""
+        self.caps = try DisplayCaps(json: json["caps"])
+        var links: [LinkState] = []
+        for link in try reader.array("links") ?? [] { links.append(try LinkState(json: link)) }
+        self.links = links
+    }
+
+    /// The display object.
+    public var jsonValue: JSONValue {
+        [
+            "id": .number(JSONNumber(id.rawValue)), "profile": .string(profile),
+            "supportedRates": .array(supportedRates.map { JSONValue($0) }), "refreshRate": JSONValue(refreshRate),
+            "reason": .string(reason), "caps": caps.jsonValue, "links": .array(links.map(\.jsonValue)),
+        ]
+    }
+}
+
+/// `framerate.v1.Compositor/GetState` result: every display.
+public struct CompositorState: Hashable, Sendable {
+    /// Every display, default first.
+    public var displays: [DisplayState]
+
+    /// Builds a state.
+    public init(displays: [DisplayState]) { self.displays = displays }
+
+    /// Parses a result from the daemon.
+    public init(json: JSONValue) throws(RPCError) {
+        let reader = try ParamReader(json, path: "result", allowed: nil)
+        var displays: [DisplayState] = []
+        for display in try reader.array("displays") ?? [] { displays.append(try DisplayState(json: display)) }
+        self.displays = displays
+    }
+
+    /// The result object.
+    public var jsonValue: JSONValue { ["displays": .array(displays.map(\.jsonValue))] }
+}
+
+/// `framerate.v1.Compositor/SetCaps` params: only the caps named change.
+public struct SetCapsRequest: Hashable, Sendable {
+    /// The display, or `nil` for every display.
+    public var display: DisplayID?
+    /// New Low Power Mode state, or `nil` to keep it.
+    public var lowPowerMode: Bool?
+    /// New Limit Frame Rate state, or `nil` to keep it.
+    public var limitFrameRate: Bool?
+    /// New thermal state, or `nil` to keep it.
+    public var thermalState: ThermalState?
+
+    /// Builds a request.
+    public init(display: DisplayID? = nil, lowPowerMode: Bool? = nil, limitFrameRate: Bool? = nil, thermalState: ThermalState? = nil) {
+        self.display = display
+        self.lowPowerMode = lowPowerMode
+        self.limitFrameRate = limitFrameRate
+        self.thermalState = thermalState
+    }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["display", "lowPowerMode", "limitFrameRate", "thermalState"])
+        self.display = try reader.integer("display").map { DisplayID(rawValue: Int($0)) }
+        self.lowPowerMode = try reader.bool("lowPowerMode")
+        self.limitFrameRate = try reader.bool("limitFrameRate")
+        self.thermalState = try readThermalState(reader)
+    }
+
+    /// Applies the named changes to `caps`.
+    public func apply(to caps: inout DisplayCaps) {
+        if let lowPowerMode { caps.lowPowerMode = lowPowerMode }
+        if let limitFrameRate { caps.limitFrameRate = limitFrameRate }
+        if let thermalState { caps.thermalState = thermalState }
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue {
+        var object = JSONObject()
+        if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
+        if let lowPowerMode { object["lowPowerMode"] = .bool(lowPowerMode) }
+        if let limitFrameRate { object["limitFrameRate"] = .bool(limitFrameRate) }
+        if let thermalState { object["thermalState"] = .string(thermalState.rawValue) }
+        return .object(object)
+    }
+}
+
+/// `framerate.v1.Compositor/SetCaps` result: each changed display's new caps.
+public struct SetCapsResult: Hashable, Sendable {
+    /// The displays changed, with their caps.
+    public var displays: [(display: DisplayID, caps: DisplayCaps)]
+
+    /// Builds a result.
+    public init(displays: [(display: DisplayID, caps: DisplayCaps)]) { self.displays = displays }
+
+    /// Parses a result from the daemon.
+    public init(json: JSONValue) throws(RPCError) {
+        let reader = try ParamReader(json, path: "result", allowed: nil)
+        var displays: [(DisplayID, DisplayCaps)] = []
+        for entry in try reader.array("displays") ?? [] {
+            let entryReader = try ParamReader(entry, path: "result.displays", allowed: nil)
+            displays.append((DisplayID(rawValue: Int(try entryReader.requiredInteger("display"))), try DisplayCaps(json: entry["caps"])))
+        }
+        self.displays = displays
+    }
+
+    /// `{"displays":[{"display":0,"caps":{…}}]}`.
+    public var jsonValue: JSONValue {
+        ["displays": .array(displays.map { ["display": .number(JSONNumber($0.display.rawValue)), "caps": $0.caps.jsonValue] })]
+    }
+
+    /// Equal when the same displays have the same caps.
+    public static func == (lhs: SetCapsResult, rhs: SetCapsResult) -> Bool {
+        lhs.displays.map(\.display) == rhs.displays.map(\.display) && lhs.displays.map(\.caps) == rhs.displays.map(\.caps)
+    }
+
+    /// Hashes the displays and caps.
+    public func hash(into hasher: inout Hasher) {
+        for (display, caps) in displays {
+            hasher.combine(display)
+            hasher.combine(caps)
+        }
+    }
+}
+
+/// A compositor event sent to watchers in `framerate.v1.Compositor/Event`.
+public enum CompositorEvent: Hashable, Sendable {
+    /// A display's refresh rate changed.
+    case refreshRateChanged(display: DisplayID, from: Double, to: Double, reason: String)
+    /// A link was registered.
+    case linkAdded(display: DisplayID, link: LinkState)
+    /// A link ended: invalidated, its connection closed, or the daemon closed it.
+    case linkRemoved(display: DisplayID, link: LinkID, reason: String)
+    /// A link's range or paused flag changed.
+    case linkUpdated(display: DisplayID, link: LinkState)
+    /// A display's caps changed.
+    case capsChanged(display: DisplayID, caps: DisplayCaps)
+
+    /// The `kind` field.
+    public var kind: String {
+        switch self {
+        case .refreshRateChanged: "refreshRateChanged"
+        case .linkAdded: "linkAdded"
+        case .linkRemoved: "linkRemoved"
+        case .linkUpdated: "linkUpdated"
+        case .capsChanged: "capsChanged"
+        }
+    }
+
+    /// The notification params for watch `watch`.
+    public func params(watch: UInt64) -> JSONValue {
+        var object: JSONObject = ["watch": JSONValue(watch), "kind": .string(kind)]
+        switch self {
+        case .refreshRateChanged(let display, let from, let to, let reason):
+            object["display"] = .number(JSONNumber(display.rawValue))
+            object["from"] = JSONValue(from)
+            object["to"] = JSONValue(to)
+            object["reason"] = .string(reason)
+        case .linkAdded(let display, let link), .linkUpdated(let display, let link):
+            object["display"] = .number(JSONNumber(display.rawValue))
+            object["link"] = link.jsonValue
+        case .linkRemoved(let display, let link, let reason):
+            object["display"] = .number(JSONNumber(display.rawValue))
+            object["link"] = JSONValue(link.rawValue)
+            object["reason"] = .string(reason)
+        case .capsChanged(let display, let caps):
+            object["display"] = .number(JSONNumber(display.rawValue))
+            object["caps"] = caps.jsonValue
+        }
+        return .object(object)
+    }
+}
+
+/// `framerate.v1.Compositor/Unwatch` params.
+public struct UnwatchRequest: Hashable, Sendable {
+    /// The watch to end.
+    public var watch: UInt64
+
+    /// Builds a request.
+    public init(watch: UInt64) { self.watch = watch }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["watch"])
+        self.watch = UInt64(try reader.requiredInteger("watch", minimum: 1))
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue { ["watch": JSONValue(watch)] }
+}
+
+/// `grpc.health.v1.Health/Check` params.
+public struct HealthCheckRequest: Hashable, Sendable {
+    /// The service to check; `nil` or empty means the whole daemon.
+    public var service: String?
+
+    /// Builds a request.
+    public init(service: String? = nil) { self.service = service }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["service"])
+        self.service = try reader.string("service")
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue { service.map { ["service": .string($0)] } ?? [:] }
+}

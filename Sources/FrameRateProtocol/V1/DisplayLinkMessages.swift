@@ -1,0 +1,218 @@
+public import FrameRateModel
+
+/// Reads a `{minimum, maximum, preferred}` object into a validated range;
+/// a rule the range breaks becomes `-32602` naming `range.<field>`.
+func readRange(_ reader: ParamReader, field: String) throws(RPCError) -> FrameRateRange? {
+    guard let range = try reader.object(field, allowed: ["minimum", "maximum", "preferred"]) else { return nil }
+    let minimum = try range.requiredNumber("minimum")
+    let maximum = try range.requiredNumber("maximum")
+    let preferred = try range.number("preferred") ?? 0
+    do {
+        return try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
+    } catch {
+        throw .invalidParams(field: "\(reader.fieldPath(field)).\(error.field)", "invalid range: \(error.message)")
+    }
+}
+
+extension FrameRateRange {
+    /// `{"minimum":…,"maximum":…,"preferred":…}` in Hz.
+    public var jsonValue: JSONValue {
+        ["minimum": JSONValue(minimum), "maximum": JSONValue(maximum), "preferred": JSONValue(preferred)]
+    }
+}
+
+extension JSONValue {
+    /// A JSON number for a finite `Double` (rates in Hz, times in seconds).
+    public init(_ value: Double) { self = .number(JSONNumber(value)) }
+    /// A JSON number for an unsigned integer (ids, sequences).
+    public init(_ value: UInt64) { self = .number(JSONNumber(value)) }
+    /// A JSON string, or `null` for `nil`.
+    public init(_ value: String?) { self = value.map { .string($0) } ?? .null }
+}
+
+/// `framerate.v1.DisplayLink/Register` params.
+public struct RegisterRequest: Hashable, Sendable {
+    /// The link's frame-rate range.
+    public var range: FrameRateRange
+    /// The display, or `nil` for the default display.
+    public var display: DisplayID?
+    /// Whether the link starts paused.
+    public var paused: Bool
+    /// A label for people.
+    public var label: String?
+    /// Whether the client declares the high-frame-rate entitlement.
+    public var highFrameRate: Bool
+
+    /// Builds a request.
+    public init(range: FrameRateRange, display: DisplayID? = nil, paused: Bool = false, label: String? = nil, highFrameRate: Bool = false) {
+        self.range = range
+        self.display = display
+        self.paused = paused
+        self.label = label
+        self.highFrameRate = highFrameRate
+    }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["range", "display", "paused", "label", "highFrameRate"])
+        guard let range = try readRange(reader, field: "range") else {
+            throw .invalidParams(field: "range", "missing required field range ({minimum, maximum, preferred} in Hz)")
+        }
+        self.range = range
+        self.display = try reader.integer("display").map { DisplayID(rawValue: Int($0)) }
+        self.paused = try reader.bool("paused") ?? false
+        self.label = try reader.string("label")
+        self.highFrameRate = try reader.bool("highFrameRate") ?? false
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue {
+        var object: JSONObject = ["range": range.jsonValue, "paused": .bool(paused), "highFrameRate": .bool(highFrameRate)]
+        if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
+        if let label { object["label"] = .string(label) }
+        return .object(object)
+    }
+}
+
+/// `framerate.v1.DisplayLink/Register` and `/Update` result.
+public struct LinkStatusResult: Hashable, Sendable {
+    /// The link.
+    public var link: LinkID
+    /// The display it is on (Register only).
+    public var display: DisplayID?
+    /// The refresh rate arbitration chose, in Hz.
+    public var refreshRate: Double
+    /// The link's callback rate at that refresh rate, in Hz.
+    public var callbackRate: Double
+
+    /// Builds a result from the model's status.
+    public init(_ status: LinkStatus, includeDisplay: Bool) {
+        self.link = status.link
+        self.display = includeDisplay ? status.display : nil
+        self.refreshRate = status.refreshRate
+        self.callbackRate = status.callbackRate
+    }
+
+    /// Parses a result from the daemon.
+    public init(json: JSONValue) throws(RPCError) {
+        let reader = try ParamReader(json, path: "result", allowed: nil)
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+        self.display = try reader.integer("display").map { DisplayID(rawValue: Int($0)) }
+        self.refreshRate = try reader.requiredNumber("refreshRate")
+        self.callbackRate = try reader.requiredNumber("callbackRate")
+    }
+
+    /// The result object.
+    public var jsonValue: JSONValue {
+        var object: JSONObject = [
+            "link": JSONValue(link.rawValue), "refreshRate": JSONValue(refreshRate), "callbackRate": JSONValue(callbackRate),
+        ]
+        if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
+        return .object(object)
+    }
+}
+
+/// `framerate.v1.DisplayLink/Update` params.
+public struct UpdateRequest: Hashable, Sendable {
+    /// The link.
+    public var link: LinkID
+    /// A new range, or `nil` to keep it.
+    public var range: FrameRateRange?
+    /// A new paused flag, or `nil` to keep it.
+    public var paused: Bool?
+
+    /// Builds a request.
+    public init(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil) {
+        self.link = link
+        self.range = range
+        self.paused = paused
+    }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["link", "range", "paused"])
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+        self.range = try readRange(reader, field: "range")
+        self.paused = try reader.bool("paused")
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue {
+        var object: JSONObject = ["link": JSONValue(link.rawValue)]
+        if let range { object["range"] = range.jsonValue }
+        if let paused { object["paused"] = .bool(paused) }
+        return .object(object)
+    }
+}
+
+/// `framerate.v1.DisplayLink/Invalidate` params (and `Compositor/Unwatch`'s shape with `watch`).
+public struct LinkRequest: Hashable, Sendable {
+    /// The link.
+    public var link: LinkID
+
+    /// Builds a request.
+    public init(link: LinkID) { self.link = link }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["link"])
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue { ["link": JSONValue(link.rawValue)] }
+}
+
+/// `framerate.v1.DisplayLink/FrameDone` params.
+public struct FrameDoneRequest: Hashable, Sendable {
+    /// The link.
+    public var link: LinkID
+    /// The tick's sequence whose frame is finished.
+    public var sequence: UInt64
+
+    /// Builds a request.
+    public init(link: LinkID, sequence: UInt64) {
+        self.link = link
+        self.sequence = sequence
+    }
+
+    /// Parses params, naming any bad field.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: ["link", "sequence"])
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+        self.sequence = UInt64(try reader.requiredInteger("sequence", minimum: 0))
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue { ["link": JSONValue(link.rawValue), "sequence": JSONValue(sequence)] }
+}
+
+/// `framerate.v1.DisplayLink/Closed` notification params: the daemon ended a link.
+public struct LinkClosedNotification: Hashable, Sendable {
+    /// The link that ended.
+    public var link: LinkID
+    /// Why, as a gRPC status (`UNAVAILABLE` at shutdown).
+    public var status: GRPCStatusCode
+    /// A sentence for people.
+    public var message: String
+
+    /// Builds a notification.
+    public init(link: LinkID, status: GRPCStatusCode, message: String) {
+        self.link = link
+        self.status = status
+        self.message = message
+    }
+
+    /// Parses the notification's params.
+    public init(json: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(json, allowed: nil)
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+        self.status = (try reader.string("status")).flatMap(GRPCStatusCode.init(name:)) ?? .unknown
+        self.message = try reader.string("message", maximumLength: 4096) ?? ""
+    }
+
+    /// The params object.
+    public var jsonValue: JSONValue {
+        ["link": JSONValue(link.rawValue), "status": .string(status.name), "message": .string(message)]
+    }
+}

@@ -1,0 +1,125 @@
+public import FrameRateModel
+public import NIOCore
+
+/// `framerate.v1.DisplayLink/Tick` params: one delivered tick, times in
+/// seconds on `CLOCK_MONOTONIC`.
+public struct TickNotification: Hashable, Sendable {
+    /// The link.
+    public var link: LinkID
+    /// The link's interval number; the previous tick's plus `skipped + 1`.
+    public var sequence: UInt64
+    /// The vsync that starts the interval, seconds on `CLOCK_MONOTONIC`.
+    public var timestamp: Double
+    /// The deadline for the next frame, `timestamp + 1 / callbackRate`, seconds on `CLOCK_MONOTONIC`.
+    public var targetTimestamp: Double
+    /// The display's refresh period, seconds.
+    public var duration: Double
+    /// The display's refresh rate, Hz.
+    public var refreshRate: Double
+    /// The link's callback rate, Hz.
+    public var callbackRate: Double
+    /// The link's intervals that passed without a tick since its last one.
+    public var skipped: UInt64
+
+    /// Builds a notification.
+    public init(
+        link: LinkID, sequence: UInt64, timestamp: Double, targetTimestamp: Double, duration: Double,
+        refreshRate: Double, callbackRate: Double, skipped: UInt64
+    ) {
+        self.link = link
+        self.sequence = sequence
+        self.timestamp = timestamp
+        self.targetTimestamp = targetTimestamp
+        self.duration = duration
+        self.refreshRate = refreshRate
+        self.callbackRate = callbackRate
+        self.skipped = skipped
+    }
+
+    /// Parses the notification's params.
+    public init(json: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(json, allowed: nil)
+        self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
+        self.sequence = UInt64(try reader.requiredInteger("sequence", minimum: 0))
+        self.timestamp = try reader.requiredNumber("timestamp")
+        self.targetTimestamp = try reader.requiredNumber("targetTimestamp")
+        self.duration = try reader.requiredNumber("duration")
+        self.refreshRate = try reader.requiredNumber("refreshRate")
+        self.callbackRate = try reader.requiredNumber("callbackRate")
+        self.skipped = UInt64(try reader.requiredInteger("skipped", minimum: 0))
+    }
+
+    /// The params object (for tests and tools; the daemon writes ticks with ``TickLineEncoder``).
+    public var jsonValue: JSONValue {
+        [
+            "link": JSONValue(link.rawValue), "sequence": JSONValue(sequence), "timestamp": JSONValue(timestamp),
+            "targetTimestamp": JSONValue(targetTimestamp), "duration": JSONValue(duration),
+            "refreshRate": JSONValue(refreshRate), "callbackRate": JSONValue(callbackRate), "skipped": JSONValue(skipped),
+        ]
+    }
+}
+
+/// Writes Tick notification lines without building a `JSONValue`: the 120 Hz hot path.
+///
+/// Every field but `link`, `sequence` and `skipped` is the same for all links
+/// ticking at one vsync with one callback rate, so those fields are encoded
+/// once per (vsync, cadence) with ``sharedFields(timestamp:targetTimestamp:duration:refreshRate:callbackRate:allocator:)``
+/// and copied into each link's line by ``write(link:sequence:skipped:shared:into:)``.
+public enum TickLineEncoder {
+    private static let prefix: StaticString = #"{"jsonrpc":"2.0","method":"framerate.v1.DisplayLink/Tick","params":{"link":"#
+    private static let sequenceKey: StaticString = #","sequence":"#
+    private static let suffix: StaticString = "}}\n"
+
+    /// The encoded `,"timestamp":…,"callbackRate":…,"skipped":` segment shared by
+    /// every link ticking at one vsync with one cadence. Times are whole nanoseconds on
+    /// `CLOCK_MONOTONIC`, written as seconds with nine decimals.
+    public static func sharedFields(
+        timestamp: Int64, targetTimestamp: Int64, duration: Int64, refreshRate: Double, callbackRate: Double,
+        allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 160)
+        buffer.writeString(#","timestamp":"#)
+        buffer.writeString(WireTime.format(nanoseconds: timestamp))
+        buffer.writeString(#","targetTimestamp":"#)
+        buffer.writeString(WireTime.format(nanoseconds: targetTimestamp))
+        buffer.writeString(#","duration":"#)
+        buffer.writeString(WireTime.format(nanoseconds: duration))
+        buffer.writeString(#","refreshRate":"#)
+        buffer.writeString(JSONNumber(refreshRate).text)
+        buffer.writeString(#","callbackRate":"#)
+        buffer.writeString(JSONNumber(callbackRate).text)
+        buffer.writeString(#","skipped":"#)
+        return buffer
+    }
+
+    /// Appends one complete Tick line (ending in `\n`) to `buffer`.
+    public static func write(link: UInt64, sequence: UInt64, skipped: UInt64, shared: ByteBuffer, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(prefix)
+        writeDecimal(link, into: &buffer)
+        buffer.writeStaticString(sequenceKey)
+        writeDecimal(sequence, into: &buffer)
+        buffer.writeImmutableBuffer(shared)
+        writeDecimal(skipped, into: &buffer)
+        buffer.writeStaticString(suffix)
+    }
+
+    /// Writes `value` in decimal without allocating.
+    @inline(__always)
+    static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
+        if value < 10 {
+            buffer.writeInteger(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
+        var count = 0
+        var remaining = value
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            while remaining > 0 {
+                scratch[31 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+                count += 1
+            }
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: scratch[(32 - count)...]))
+        }
+    }
+}

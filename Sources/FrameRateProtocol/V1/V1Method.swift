@@ -1,0 +1,35 @@
+/// Every method and notification of protocol v1, by its gRPC-style name
+/// `package.Service/Method`.
+public enum V1Method: String, CaseIterable, Sendable {
+    /// Request: register a display link.
+    case register = "framerate.v1.DisplayLink/Register"
+    /// Notification from the daemon: one delivered tick.
+    case tick = "framerate.v1.DisplayLink/Tick"
+    /// Request: change a link's range and/or paused flag.
+    case update = "framerate.v1.DisplayLink/Update"
+    /// Request: remove a link.
+    case invalidate = "framerate.v1.DisplayLink/Invalidate"
+    /// Request or notification: the client finished the frame for a tick.
+    case frameDone = "framerate.v1.DisplayLink/FrameDone"
+    /// Notification from the daemon: the daemon ended a link.
+    case closed = "framerate.v1.DisplayLink/Closed"
+    /// Request: every display, its rate, reason, caps and links.
+    case getState = "framerate.v1.Compositor/GetState"
+    /// Request (privileged): change power and thermal caps.
+    case setCaps = "framerate.v1.Compositor/SetCaps"
+    /// Request: subscribe to compositor events.
+    case watch = "framerate.v1.Compositor/Watch"
+    /// Notification from the daemon: one compositor event for a watch.
+    case event = "framerate.v1.Compositor/Event"
+    /// Request: end a watch.
+    case unwatch = "framerate.v1.Compositor/Unwatch"
+    /// Request: gRPC health check.
+    case healthCheck = "grpc.health.v1.Health/Check"
+    /// Request: list every service, method and parameter.
+    case listServices = "framerate.v1.Reflection/ListServices"
+
+    /// The service part of the name, e.g. `framerate.v1.DisplayLink`.
+    public var service: String { String(rawValue.split(separator: "/")[0]) }
+    /// The method part of the name, e.g. `Register`.
+    public var method: String { String(rawValue.split(separator: "/")[1]) }
+}
