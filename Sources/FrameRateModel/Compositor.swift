@@ -130,6 +130,11 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         return displays[index].vsync(at: now, canDeliver: canDeliver)
     }
 
+    /// A read-only view of one link, if it exists.
+    public func snapshot(of link: LinkID) -> LinkSnapshot? {
+        displayOfLink[link].flatMap { displays[$0].snapshot(of: link) }
+    }
+
     /// A read-only view of every display, for status output.
     public var snapshot: [DisplaySnapshot] { displays.map(\.snapshot) }
 }

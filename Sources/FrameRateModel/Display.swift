@@ -147,6 +147,21 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         )
     }
 
+    func snapshot(of id: LinkID) -> LinkSnapshot? {
+        guard let link = link(id) else { return nil }
+        return linkSnapshot(link)
+    }
+
+    private func linkSnapshot(_ link: Link) -> LinkSnapshot {
+        LinkSnapshot(
+            link: link.id, owner: link.owner, configuration: link.configuration,
+            effectiveRange: arbiter.effectiveRange(
+                of: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps
+            ),
+            callbackRate: link.pacer.cadence.callbackRate
+        )
+    }
+
     var snapshot: DisplaySnapshot {
         let refresh = refreshRate
         var reason = governor.currentReason
@@ -158,15 +173,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         return DisplaySnapshot(
             id: id, profile: arbiter.profile, refreshRate: refresh, reason: reason,
             targetRate: governor.target?.refreshRate ?? refresh, caps: caps,
-            links: links.map {
-                LinkSnapshot(
-                    link: $0.id, owner: $0.owner, configuration: $0.configuration,
-                    effectiveRange: arbiter.effectiveRange(
-                        of: $0.configuration.range, hasEntitlement: $0.configuration.hasHighFrameRateEntitlement, caps: caps
-                    ),
-                    callbackRate: $0.pacer.cadence.callbackRate
-                )
-            }
+            links: links.map(linkSnapshot)
         )
     }
 }

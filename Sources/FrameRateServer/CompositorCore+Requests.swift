@@ -1,0 +1,208 @@
+import FrameRateModel
+import FrameRateProtocol
+import Logging
+import NIOCore
+
+extension CompositorCore {
+    /// Handles one line from `session`: a request, a notification or a batch.
+    /// - Returns: the reply line(s), or `nil` when nothing is to be answered.
+    func handle(line: ByteBuffer, from session: Session) -> ByteBuffer? {
+        let inbound = JSONRPCInbound.parse(line: line, configuration: rpcConfiguration)
+        return inbound.reply(allocator: session.context.channel.allocator) { method, params in
+            let result = dispatch(method: method, params: params, session: session)
+            if case .failure(let error) = result { logRejection(method: method, error: error, session: session) }
+            return result
+        }
+    }
+
+    private func logRejection(method: String, error: RPCError, session: Session) {
+        logger.info(
+            "request rejected: \(method): \(error.message)",
+            metadata: peerMetadata(session.peer).merging(
+                ["event": "request-rejected", "method": "\(method)", "status": "\(error.grpcStatus.name)"]
+            ) { $1 }
+        )
+    }
+
+    /// Runs one method. Every failure is an `RPCError` the client can act on.
+    func dispatch(method: String, params: JSONValue?, session: Session) -> Result<JSONValue, RPCError> {
+        guard lifecycle == .running || method == V1Method.healthCheck.rawValue else {
+            return .failure(.status(.unavailable, "framerated is shutting down; reconnect once it is back"))
+        }
+        do throws(RPCError) {
+            guard let known = V1Method(rawValue: method) else { throw .methodNotFound(method) }
+            switch known {
+            case .register: return .success(try register(params, session: session))
+            case .update: return .success(try update(params, session: session))
+            case .invalidate: return .success(try invalidate(params, session: session))
+            case .frameDone: return .success(try frameDone(params, session: session))
+            case .getState: return .success(try getState(params))
+            case .setCaps: return .success(try setCaps(params, session: session))
+            case .watch: return .success(try watch(params, session: session))
+            case .unwatch: return .success(try unwatch(params, session: session))
+            case .healthCheck: return .success(try healthCheck(params))
+            case .listServices:
+                _ = try ParamReader(params, allowed: [])
+                return .success(ServiceCatalog.jsonValue)
+            case .tick, .closed, .event:
+                throw RPCError(
+                    code: RPCError.methodNotFoundCode,
+                    message: "\(method) is a notification the daemon sends; clients cannot call it",
+                    data: ["status": .string(GRPCStatusCode.unimplemented.name), "method": .string(method)]
+                )
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func register(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try RegisterRequest(params: params)
+        let limit = configuration.limits.linksPerConnection
+        guard session.links.count < limit else {
+            throw .status(
+                .resourceExhausted,
+                "this connection already holds \(limit) links (the limit); invalidate one or open another connection"
+            )
+        }
+        let status = try mapped { () throws(CompositorError) in
+            try compositor.register(
+                owner: session.owner, display: request.display,
+                configuration: DisplayLinkConfiguration(
+                    range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate,
+                    label: request.label
+                ),
+                at: MonotonicClock.now
+            )
+        }
+        session.links[status.link] = status.display
+        logger.info(
+            "link \(status.link.rawValue) registered \(request.range) on display \(status.display.rawValue)",
+            metadata: peerMetadata(session.peer).merging([
+                "event": "link-registered", "link": "\(status.link.rawValue)", "display": "\(status.display.rawValue)",
+                "range": "\(request.range)", "label": "\(request.label ?? "")", "high_frame_rate": "\(request.highFrameRate)",
+                "paused": "\(request.paused)",
+            ]) { $1 }
+        )
+        if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
+        publishStatus()
+        return LinkStatusResult(status, includeDisplay: true).jsonValue
+    }
+
+    private func update(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try UpdateRequest(params: params)
+        let status = try mapped { () throws(CompositorError) in
+            try compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: MonotonicClock.now)
+        }
+        logger.debug(
+            "link \(request.link.rawValue) updated",
+            metadata: ["link": "\(request.link.rawValue)", "range": "\(request.range.map { "\($0)" } ?? "-")", "paused": "\(request.paused.map { "\($0)" } ?? "-")"]
+        )
+        if let link = linkState(request.link) { emit(.linkUpdated(display: status.display, link: link)) }
+        return LinkStatusResult(status, includeDisplay: false).jsonValue
+    }
+
+    private func invalidate(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try LinkRequest(params: params)
+        try mapped { () throws(CompositorError) in try compositor.invalidate(link: request.link, owner: session.owner, at: MonotonicClock.now) }
+        let display = session.links.removeValue(forKey: request.link) ?? compositor.displayIDs[0]
+        logRelease(request.link, session: session, reason: "invalidated")
+        emit(.linkRemoved(display: display, link: request.link, reason: "invalidated"))
+        publishStatus()
+        return .object([:])
+    }
+
+    private func frameDone(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try FrameDoneRequest(params: params)
+        try mapped { () throws(CompositorError) in try compositor.frameDone(link: request.link, owner: session.owner, sequence: request.sequence) }
+        return .object([:])
+    }
+
+    private func getState(_ params: JSONValue?) throws(RPCError) -> JSONValue {
+        _ = try ParamReader(params, allowed: [])
+        return currentState().jsonValue
+    }
+
+    private func setCaps(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try SetCapsRequest(params: params)
+        try authorizeAdmin(session, action: "change caps")
+        let changed = try mapped { () throws(CompositorError) in
+            try compositor.setCaps(display: request.display, at: MonotonicClock.now) { request.apply(to: &$0) }
+        }
+        for (display, caps) in changed {
+            logger.notice(
+                "caps of display \(display.rawValue) set: low power \(caps.lowPowerMode), limit frame rate \(caps.limitFrameRate), thermal \(caps.thermalState.rawValue)",
+                metadata: peerMetadata(session.peer).merging(["event": "caps-changed", "display": "\(display.rawValue)"]) { $1 }
+            )
+            emit(.capsChanged(display: display, caps: caps))
+        }
+        return SetCapsResult(displays: changed.map { (display: $0.0, caps: $0.1) }).jsonValue
+    }
+
+    private func watch(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        _ = try ParamReader(params, allowed: [])
+        lastWatch += 1
+        session.watches.insert(lastWatch)
+        watchers[lastWatch] = session
+        return ["watch": JSONValue(lastWatch), "state": currentState().jsonValue]
+    }
+
+    private func unwatch(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try UnwatchRequest(params: params)
+        guard session.watches.remove(request.watch) != nil else {
+            throw .status(.notFound, "watch \(request.watch) does not exist on this connection")
+        }
+        watchers[request.watch] = nil
+        return .object([:])
+    }
+
+    private func healthCheck(_ params: JSONValue?) throws(RPCError) -> JSONValue {
+        let request = try HealthCheckRequest(params: params)
+        if let service = request.service, !service.isEmpty, !ServiceCatalog.services.contains(service) {
+            throw .status(
+                .notFound, "unknown service '\(service)'; known: " + ServiceCatalog.services.joined(separator: ", ")
+            )
+        }
+        return ["status": .string(lifecycle == .running ? "SERVING" : "NOT_SERVING")]
+    }
+
+    /// Root, the daemon's own user and members of the admin group may change caps.
+    private func authorizeAdmin(_ session: Session, action: String) throws(RPCError) {
+        let peer = session.peer
+        if peer.uid == 0 || peer.uid == daemonUserID { return }
+        if let adminGroupID, peer.isMember(of: adminGroupID) { return }
+        throw .status(
+            .permissionDenied,
+            "only root, the daemon's user and members of the '\(configuration.adminGroup)' group may \(action); "
+                + "ask an administrator to run: usermod -aG \(configuration.adminGroup) <user> (then log in again)"
+        )
+    }
+
+    /// The full state, with each link's holder.
+    func currentState() -> CompositorState {
+        CompositorState(
+            displays: compositor.snapshot.map { snapshot in
+                DisplayState(snapshot) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
+            }
+        )
+    }
+
+    /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
+    func linkState(_ link: LinkID) -> LinkState? {
+        guard !watchers.isEmpty, let snapshot = compositor.snapshot(of: link) else { return nil }
+        return LinkState(snapshot, peer: sessions[snapshot.owner]?.peer.identity ?? PeerCredentials.unknown.identity)
+    }
+
+    /// Runs a model operation, turning its errors into gRPC statuses.
+    private func mapped<T>(_ body: () throws(CompositorError) -> T) throws(RPCError) -> T {
+        do {
+            return try body()
+        } catch {
+            switch error {
+            case .unknownDisplay: throw .status(.notFound, error.description)
+            case .linkNotFound: throw .status(.notFound, error.description)
+            case .sequenceNotDelivered: throw .status(.outOfRange, error.description)
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+public import FrameRateModel
+public import FrameRateProtocol
+
+/// Everything `framerated` is told at start: where to listen, which displays
+/// to simulate, timing rules and resource limits.
+public struct ServerConfiguration: Sendable {
+    /// Where to listen: a path to bind, or a listening socket inherited from systemd.
+    public enum Listener: Sendable, Hashable {
+        /// Bind a new socket at this path (a stale file from a dead daemon is replaced).
+        case path(String)
+        /// Adopt an already-listening socket (systemd socket activation); `path` is for logs and cleanup policy only.
+        case inherited(descriptor: Int32, path: String?)
+    }
+
+    /// Where to listen.
+    public var listener: Listener
+    /// The simulated displays; the first is the default display.
+    public var displays: [DisplayConfiguration]
+    /// Idle timeout and decrease dwell.
+    public var governor: RefreshRateGovernor<MonotonicClock>.Settings
+    /// Resource limits.
+    public var limits: Limits
+    /// The group whose members may change caps (besides root and the daemon's own user).
+    public var adminGroup: String
+    /// File mode of a socket the daemon binds itself: `0o666` lets every local user register links.
+    public var socketMode: UInt32
+
+    /// Builds a configuration; defaults: one `promotion-phone` display, 1 s idle timeout,
+    /// 250 ms dwell, default limits, admin group `framerated-admin`, socket mode 0666.
+    public init(
+        listener: Listener,
+        displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
+        governor: RefreshRateGovernor<MonotonicClock>.Settings = .init(),
+        limits: Limits = Limits(),
+        adminGroup: String = "framerated-admin",
+        socketMode: UInt32 = 0o666
+    ) {
+        self.listener = listener
+        self.displays = displays
+        self.governor = governor
+        self.limits = limits
+        self.adminGroup = adminGroup
+        self.socketMode = socketMode
+    }
+
+    /// Per-connection and global limits. Each refused request is answered with
+    /// `8 RESOURCE_EXHAUSTED` and a message naming the limit.
+    public struct Limits: Sendable, Hashable {
+        /// Links one connection may hold. Default 64.
+        public var linksPerConnection: Int
+        /// Connections open at once. Default 4096.
+        public var connections: Int
+        /// Requests in one JSON-RPC batch. Default 128.
+        public var batchSize: Int
+        /// Longest accepted line, bytes. Default 1 MiB.
+        public var lineLength: Int
+        /// How long a connection may stay unwritable (not reading its ticks) before
+        /// it is disconnected. Default 5 s.
+        public var unwritableTimeout: Duration
+        /// Outbound bytes queued for a connection above which it counts as unwritable
+        /// and its ticks are dropped (counted in `skipped`). Default 64 KiB.
+        public var outboundHighWater: Int
+
+        /// Builds limits; see each property for its default.
+        public init(
+            linksPerConnection: Int = 64, connections: Int = 4096, batchSize: Int = 128, lineLength: Int = 1 << 20,
+            unwritableTimeout: Duration = .seconds(5), outboundHighWater: Int = 64 * 1024
+        ) {
+            self.linksPerConnection = linksPerConnection
+            self.connections = connections
+            self.batchSize = batchSize
+            self.lineLength = lineLength
+            self.unwritableTimeout = unwritableTimeout
+            self.outboundHighWater = outboundHighWater
+        }
+    }
+}

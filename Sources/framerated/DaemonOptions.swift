@@ -1,0 +1,111 @@
+import ArgumentParser
+import FrameRateModel
+import FrameRateProtocol
+import FrameRateServer
+import Logging
+
+/// `framerated`'s command line, turned into a ``ServerConfiguration``.
+struct DaemonOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Unix socket to listen on.",
+            discussion: "Default: $FRAMERATED_SOCKET, else /run/framerated/framerated.sock for root, else $XDG_RUNTIME_DIR/framerated.sock.",
+            valueName: "path"
+        )
+    )
+    var socket: String?
+
+    @Option(
+        name: .customLong("display"),
+        help: ArgumentHelp(
+            "A simulated display's profile; repeat for several displays (ids 0, 1, ...).",
+            discussion: "promotion-phone (120 80 60 48 40 30 24 20 16 15 12 10 Hz, entitlement above 60), promotion-pad (120 60 40 30 24 Hz), fixed-60, or custom:R1,R2,... with an optional :entitlement suffix. Default: one promotion-phone.",
+            valueName: "profile"
+        )
+    )
+    var displays: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Never run a display above this rate (Hz).", valueName: "hz"))
+    var maxRefreshRate: Double?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds with no voting link before a display idles to its lowest rate.", valueName: "seconds"))
+    var idleTimeout: Double = 1
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a lower rate must be wanted before the display decreases.", valueName: "seconds"))
+    var decreaseDwell: Double = 0.25
+
+    @Option(name: .long, help: ArgumentHelp("Group whose members may change caps (besides root and the daemon's user).", valueName: "group"))
+    var adminGroup: String = "framerated-admin"
+
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel: String = "info"
+
+    @Option(name: .long, help: ArgumentHelp("Links one connection may hold.", valueName: "n"))
+    var maxLinksPerConnection: Int = 64
+
+    @Option(name: .long, help: ArgumentHelp("Connections open at once.", valueName: "n"))
+    var maxConnections: Int = 4096
+
+    @Option(name: .long, help: ArgumentHelp("Requests in one JSON-RPC batch.", valueName: "n"))
+    var maxBatch: Int = 128
+
+    @Option(name: .long, help: ArgumentHelp("Longest accepted request line, bytes.", valueName: "bytes"))
+    var maxLineLength: Int = 1 << 20
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a client may leave its ticks unread before it is disconnected.", valueName: "seconds"))
+    var unwritableTimeout: Double = 5
+
+    func validate() throws {
+        _ = try parsedDisplays()
+        _ = try parsedLogLevel()
+        for (name, value) in [("--idle-timeout", idleTimeout), ("--decrease-dwell", decreaseDwell), ("--unwritable-timeout", unwritableTimeout)]
+        where !(value.isFinite && value >= 0 && value <= 86_400) {
+            throw ValidationError("\(name) must be between 0 and 86400 seconds, got \(value)")
+        }
+        for (name, value) in [("--max-links-per-connection", maxLinksPerConnection), ("--max-connections", maxConnections), ("--max-batch", maxBatch)]
+        where value < 1 {
+            throw ValidationError("\(name) must be at least 1, got \(value)")
+        }
+        if maxLineLength < 1024 { throw ValidationError("--max-line-length must be at least 1024 bytes, got \(maxLineLength)") }
+        if let maxRefreshRate, !(maxRefreshRate.isFinite && maxRefreshRate > 0) {
+            throw ValidationError("--max-refresh-rate must be a positive number of Hz, got \(maxRefreshRate)")
+        }
+    }
+
+    func parsedDisplays() throws -> [DisplayConfiguration] {
+        let specifications = displays.isEmpty ? ["promotion-phone"] : displays
+        return try specifications.enumerated().map { index, specification in
+            do {
+                return DisplayConfiguration(
+                    id: DisplayID(rawValue: index), profile: try DisplayProfile.named(specification), configuredMaximum: maxRefreshRate
+                )
+            } catch {
+                throw ValidationError("--display: \(error)")
+            }
+        }
+    }
+
+    func parsedLogLevel() throws -> Logger.Level {
+        guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+            throw ValidationError("--log-level must be one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", ") + ", got \(logLevel)")
+        }
+        return level
+    }
+
+    func configuration(listener: ServerConfiguration.Listener) throws -> ServerConfiguration {
+        ServerConfiguration(
+            listener: listener,
+            displays: try parsedDisplays(),
+            governor: .init(idleTimeout: .seconds(idleTimeout), decreaseDwell: .seconds(decreaseDwell)),
+            limits: .init(
+                linksPerConnection: maxLinksPerConnection, connections: maxConnections, batchSize: maxBatch,
+                lineLength: maxLineLength, unwritableTimeout: .seconds(unwritableTimeout)
+            ),
+            adminGroup: adminGroup
+        )
+    }
+
+    /// The socket path by the shared rule.
+    var socketPath: String { SocketPath.resolve(explicit: socket) }
+}
