@@ -105,8 +105,19 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "FrameRateServerTests",
+            dependencies: [
+                "FrameRateServer", "FrameRateProtocol", "FrameRateModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["FrameRateClient", "FrameRateProtocol", "FrameRateModel"],
+            exclude: ["Scripts"],
             swiftSettings: strictSettings
         ),
     ]
