@@ -1,0 +1,93 @@
+public import FrameRateProtocol
+
+/// Why a ``FrameRateConnection`` operation failed. Each case carries what a
+/// person needs to fix it, and ``description`` is a sentence they can act on.
+public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Nothing listens on the socket at `path` (`ENOENT` or `ECONNREFUSED`):
+    /// the daemon is not running, or runs with another socket path.
+    case daemonNotRunning(path: String)
+    /// The socket at `path` exists but this user may not connect to it (`EACCES`/`EPERM`).
+    case permissionDenied(path: String)
+    /// Connecting to `path` failed for another reason (e.g. the path is too long
+    /// for a Unix socket, or is not a socket); `reason` is the system's explanation.
+    case connectionFailed(path: String, reason: String)
+    /// The daemon answered the request with an error.
+    case rpc(RPCError)
+    /// The connection closed (or was closed) before the daemon answered.
+    case connectionClosed
+    /// The daemon sent something that is not valid protocol v1; the connection is closed.
+    case protocolViolation(String)
+    /// The calling task was cancelled before the daemon answered. The request
+    /// may still take effect on the daemon.
+    case cancelled
+
+    /// The error as a gRPC status: the daemon's status for ``rpc(_:)``, else
+    /// the closest canonical code (`UNAVAILABLE` when the daemon cannot be reached).
+    public var status: GRPCStatusCode {
+        switch self {
+        case .daemonNotRunning, .connectionClosed, .connectionFailed: .unavailable
+        case .permissionDenied: .permissionDenied
+        case .rpc(let error): error.grpcStatus
+        case .protocolViolation: .internalError
+        case .cancelled: .cancelled
+        }
+    }
+
+    /// The daemon's error, for ``rpc(_:)``.
+    public var rpcError: RPCError? {
+        if case .rpc(let error) = self { return error }
+        return nil
+    }
+
+    /// The daemon's own message for ``rpc(_:)`` (for `PERMISSION_DENIED` it names
+    /// the admin group); otherwise the same as ``description``.
+    public var message: String {
+        if case .rpc(let error) = self { return error.message }
+        return description
+    }
+
+    /// A sentence saying what went wrong and what to do about it.
+    public var description: String {
+        switch self {
+        case .daemonNotRunning(let path):
+            return "framerated is not running: nothing is listening on \(path). "
+                + "Start it with `framerated --socket \(path)` or `systemctl start framerated`, "
+                + "or point to a running daemon with --socket PATH or $FRAMERATED_SOCKET."
+        case .permissionDenied(let path):
+            return "permission denied connecting to \(path): your user may not use this daemon's socket. "
+                + "Ask an administrator for access, or run your own daemon with `framerated --socket PATH`."
+        case .connectionFailed(let path, let reason):
+            return "cannot connect to \(path): \(reason). "
+                + "Check that the path names framerated's socket (--socket PATH or $FRAMERATED_SOCKET)."
+        case .rpc(let error):
+            return Self.describe(error)
+        case .connectionClosed:
+            return "the daemon closed the connection (it may have stopped or restarted); "
+                + "run the command again, and check `systemctl status framerated` if it keeps happening."
+        case .protocolViolation(let detail):
+            return "the daemon sent a message this client cannot read (\(detail)); "
+                + "check that the client and framerated are the same version."
+        case .cancelled:
+            return "the request was cancelled before the daemon answered."
+        }
+    }
+
+    /// `message: detail (STATUS, field f)` plus a hint for statuses a person can act on.
+    private static func describe(_ error: RPCError) -> String {
+        let status = error.grpcStatus
+        var qualifiers = [status.name]
+        if let field = error.data?["field"]?.stringValue { qualifiers.append("field \(field)") }
+        var text = error.message
+        if let detail = error.data?["detail"]?.stringValue, !detail.isEmpty { text += ": \(detail)" }
+        text += " (\(qualifiers.joined(separator: ", ")))"
+        switch status {
+        case .unimplemented:
+            text += "; this daemon does not offer that method, see `framectl describe`"
+        case .unavailable:
+            text += "; the daemon is shutting down or busy, try again once it is back"
+        default:
+            break
+        }
+        return text
+    }
+}

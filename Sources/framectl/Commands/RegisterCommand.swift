@@ -1,0 +1,109 @@
+import ArgumentParser
+import FrameRateClient
+import FrameRateModel
+import FrameRateProtocol
+
+/// `framectl register`: register a link and print its ticks.
+struct RegisterCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "register",
+        abstract: "Register a display link and print its ticks until Ctrl-C.",
+        discussion: """
+            Registers a link with the frame-rate range --min...--max (Hz), prints its registration \
+            (link id, display, refresh and callback rate), then one line per tick: sequence, \
+            timestamp and target (seconds on CLOCK_MONOTONIC), working time left until the target \
+            (ms), the measured rate (1 / time since the previous tick) and ticks skipped. \
+            Ctrl-C (or --count) invalidates the link and exits 0. The range is checked before \
+            the daemon is contacted.
+
+            Examples:
+              framectl register --min 80 --max 120 --preferred 120
+              framectl register --min 30 --max 60 --label video --count 10 --json
+            """
+    )
+
+    @OptionGroup var global: ConnectionOptions
+
+    @Option(name: .customLong("min"), help: ArgumentHelp("Lowest acceptable callback rate, Hz (> 0).", valueName: "hz"))
+    var minimum: Double
+
+    @Option(name: .customLong("max"), help: ArgumentHelp("Highest acceptable callback rate, Hz (<= 1000).", valueName: "hz"))
+    var maximum: Double
+
+    @Option(help: ArgumentHelp("Preferred rate, Hz, within --min...--max; 0 means no preference.", valueName: "hz"))
+    var preferred: Double = 0
+
+    @Option(help: "A label shown by `framectl status`.")
+    var label: String?
+
+    @Flag(help: "Declare the high-frame-rate entitlement (rates above 60 Hz).")
+    var highFrameRate = false
+
+    @Flag(help: "Register paused: no ticks until resumed.")
+    var paused = false
+
+    @Option(help: ArgumentHelp("The display (0 is the default display).", valueName: "n"))
+    var display: Int?
+
+    @Option(help: ArgumentHelp("Stop after this many ticks.", valueName: "n"))
+    var count: Int?
+
+    @Flag(help: "Print one compact JSON object per line: the registration, then each tick's params plus workingTime (s).")
+    var json = false
+
+    func validate() throws {
+        _ = try ArgumentRules.range(minimum: minimum, maximum: maximum, preferred: preferred)
+        _ = try ArgumentRules.display(display)
+        _ = try ArgumentRules.count(count)
+    }
+
+    /// How the tick loop ended on its own.
+    enum LoopEnd: Sendable {
+        /// `--count` ticks were printed.
+        case countReached
+        /// The tick stream finished: the link or the connection ended.
+        case streamEnded
+    }
+
+    func run() async throws {
+        let range = try ArgumentRules.range(minimum: minimum, maximum: maximum, preferred: preferred)
+        let connection = try await global.connect()
+        let link = try await connection.register(
+            range: range, display: try ArgumentRules.display(display), paused: paused, label: label, highFrameRate: highFrameRate
+        )
+        let registration =
+            json
+            ? TickText.registrationJSON(link: link.id, display: link.display, refreshRate: link.refreshRate, callbackRate: link.callbackRate)
+            : TickText.registration(link: link.id, display: link.display, refreshRate: link.refreshRate, callbackRate: link.callbackRate)
+        Console.out(registration)
+
+        let limit = try ArgumentRules.count(count)
+        let printer = TickPrinter(json: json)
+        let outcome = await Interruptible.run { () async -> LoopEnd in
+            var printer = printer
+            var printed = 0
+            for await tick in link.ticks {
+                Console.out(printer.line(for: tick, now: MonotonicClock.now.seconds))
+                printed += 1
+                if let limit, printed >= limit { return .countReached }
+            }
+            return .streamEnded
+        }
+
+        switch outcome {
+        case .completed(.countReached), .interrupted:
+            // Closing the connection releases the link anyway; invalidating first is tidier.
+            try? await link.invalidate()
+            await connection.close()
+        case .completed(.streamEnded):
+            await connection.close()
+            let end = link.end ?? .connectionClosed
+            switch end {
+            case .connectionClosed: throw FrameRateClientError.connectionClosed
+            default:
+                let hint = end.status == .unavailable ? "; run the command again once the daemon is back (`framectl health`)" : ""
+                throw CommandFailure("link \(link.id.rawValue) was \(end)\(hint)")
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import FrameRateClient
+import FrameRateModel
+import FrameRateProtocol
+
+/// What `framectl watch` prints for each compositor event.
+enum EventText {
+    /// The first lines: the watch id and each display's rate when the watch started.
+    static func started(watch: UInt64, state: CompositorState) -> [String] {
+        ["watch \(watch) started; press Ctrl-C to stop"]
+            + state.displays.map { display in
+                "display \(display.id.rawValue): \(FrameRateMath.format(display.refreshRate)) Hz, "
+                    + "\(display.links.count) link\(display.links.count == 1 ? "" : "s")"
+                    + (display.reason.isEmpty ? "" : " (\(display.reason))")
+            }
+    }
+
+    /// One event as a line; kinds this client does not know are shown as raw JSON.
+    static func line(for event: CompositorWatchEvent) -> String {
+        switch event.event {
+        case .refreshRateChanged(let display, let from, let to, let reason)?:
+            return "display \(display.rawValue): refresh \(FrameRateMath.format(from)) Hz -> \(FrameRateMath.format(to)) Hz"
+                + (reason.isEmpty ? "" : " (\(reason))")
+        case .linkAdded(let display, let link)?:
+            return "display \(display.rawValue): link \(link.link.rawValue) added: \(describe(link))"
+        case .linkUpdated(let display, let link)?:
+            return "display \(display.rawValue): link \(link.link.rawValue) updated: \(describe(link))"
+        case .linkRemoved(let display, let link, let reason)?:
+            return "display \(display.rawValue): link \(link.rawValue) removed" + (reason.isEmpty ? "" : " (\(reason))")
+        case .capsChanged(let display, let caps)?:
+            return "display \(display.rawValue): caps \(CapsText.describe(caps))"
+        case nil:
+            return "event \(event.kind.isEmpty ? "?" : event.kind): \(event.params.jsonString)"
+        }
+    }
+
+    /// `range (80, 120, 120) Hz, callback 120 Hz, paused, label "x", pid 42 uid 1000 (game)`.
+    static func describe(_ link: LinkState) -> String {
+        var parts = ["range \(link.range) Hz", "callback \(FrameRateMath.format(link.callbackRate)) Hz"]
+        if link.paused { parts.append("paused") }
+        if link.highFrameRate { parts.append("high frame rate") }
+        if let label = link.label { parts.append("label \(JSONValue.string(label).jsonString)") }
+        parts.append("pid \(link.peer.pid) uid \(link.peer.uid)" + (link.peer.command.map { " (\($0))" } ?? ""))
+        return parts.joined(separator: ", ")
+    }
+}

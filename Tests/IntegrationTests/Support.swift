@@ -1,0 +1,27 @@
+import Foundation
+
+/// One tick line printed by `raw_client.py ticks` or `framectl register --json`.
+struct PrintedTick: Decodable {
+    var link: UInt64
+    var sequence: UInt64
+    var timestamp: Double
+    var targetTimestamp: Double
+    var duration: Double
+    var refreshRate: Double
+    var callbackRate: Double
+    var skipped: UInt64
+
+    static func parse(_ lines: [String]) -> [PrintedTick] {
+        lines.compactMap { line in
+            guard line.contains("\"sequence\"") else { return nil }
+            return try? JSONDecoder().decode(PrintedTick.self, from: Data(line.utf8))
+        }
+    }
+}
+
+/// `CLOCK_MONOTONIC` now, in seconds (the clock of every wire timestamp).
+func monotonicNow() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
