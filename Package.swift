@@ -115,6 +115,20 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "FrameRateClientTests",
+            dependencies: [
+                "FrameRateClient", "FrameRateProtocol", "FrameRateModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FramectlTests",
+            dependencies: ["framectl", "FrameRateClient", "FrameRateProtocol", "FrameRateModel"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["FrameRateClient", "FrameRateProtocol", "FrameRateModel"],
             exclude: ["Scripts"],

@@ -59,16 +59,16 @@ final class CompositorCore {
         publishStatus()
     }
 
-    /// Re-reads what can change without a restart: the admin group's id and the log level.
-    func reload(logLevel: Logger.Level?) {
+    /// Re-reads what can change without a restart: the admin group's id
+    /// (the group may have been created or renumbered since start).
+    func reload() {
         eventLoop.preconditionInEventLoop()
         let previous = adminGroupID
         adminGroupID = GroupDirectory.groupID(named: configuration.adminGroup)
-        if let logLevel { logger.logLevel = logLevel }
         let group = adminGroupID.map { "gid \($0)" } ?? "missing"
         let change = previous != adminGroupID ? "changed" : "unchanged"
         logger.notice(
-            "reloaded: admin group '\(configuration.adminGroup)' is \(group) (\(change)), log level \(logger.logLevel)",
+            "reloaded: admin group '\(configuration.adminGroup)' is \(group) (\(change))",
             metadata: ["event": "daemon-reloaded"]
         )
     }

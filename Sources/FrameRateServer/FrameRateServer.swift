@@ -57,10 +57,10 @@ public final class FrameRateServer: Service, Sendable {
         self.hooks = hooks
     }
 
-    /// Re-reads what can change without a restart (SIGHUP).
-    public func reload(logLevel: Logger.Level? = nil) async {
+    /// Re-reads what can change without a restart (SIGHUP): the admin group's id.
+    public func reload() async {
         guard let bound = core.withLock({ $0 }) else { return }
-        try? await eventLoop.submit { bound.value.reload(logLevel: logLevel) }.get()
+        try? await eventLoop.submit { bound.value.reload() }.get()
     }
 
     /// Runs until graceful shutdown; throws when the socket cannot be bound.

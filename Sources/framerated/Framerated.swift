@@ -23,8 +23,8 @@ struct Framerated: AsyncParsableCommand {
             Then, elsewhere: framectl register --min 80 --max 120 --high-frame-rate
                              framectl status
 
-            Signals: SIGTERM/SIGINT stop gracefully (links get Closed UNAVAILABLE); SIGHUP reloads the \
-            admin group and log level.
+            Signals: SIGTERM/SIGINT stop gracefully (links get Closed UNAVAILABLE); SIGHUP re-reads \
+            the admin group from the group database (after a groupadd) and logs the reload.
             """
     )
 
@@ -41,7 +41,7 @@ struct Framerated: AsyncParsableCommand {
         logger.logLevel = level
 
         let server = FrameRateServer(configuration: try options.configuration(listener: .path(options.socketPath)), logger: logger)
-        let reloader = ReloadOnHangup(server: server, logLevel: level)
+        let reloader = ReloadOnHangup(server: server)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
@@ -65,11 +65,10 @@ struct Framerated: AsyncParsableCommand {
 /// Reloads the server on SIGHUP for as long as the group runs.
 struct ReloadOnHangup: Service {
     let server: FrameRateServer
-    let logLevel: Logger.Level
 
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            await server.reload(logLevel: logLevel)
+            await server.reload()
         }
     }
 }
