@@ -58,6 +58,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(
+            name: "FrameRateSystemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "FrameRateClient",
             dependencies: [
@@ -72,7 +85,9 @@ let package = Package(
             name: "framerated",
             dependencies: [
                 "FrameRateModel",
+                "FrameRateProtocol",
                 "FrameRateServer",
+                "FrameRateSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,6 +125,14 @@ let package = Package(
                 "FrameRateServer", "FrameRateProtocol", "FrameRateModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FrameRateSystemdTests",
+            dependencies: [
+                "FrameRateSystemd", "FrameRateModel",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

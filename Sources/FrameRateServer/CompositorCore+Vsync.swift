@@ -118,8 +118,12 @@ extension CompositorCore {
             }
             let context = session.context
             let promise = eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in
+            if buffer.readableBytes == 0 {
                 context.close(promise: promise)
+            } else {
+                context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in
+                    context.close(promise: promise)
+                }
             }
             closed.append(promise.futureResult.recover { _ in })
         }

@@ -31,7 +31,7 @@ struct PeerCredentials: Sendable, Hashable {
     /// Unknown peer (credentials could not be read): no privileges.
     static let unknown = PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max, groups: [], command: nil)
 
-    private init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32], command: String?) {
+    init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32], command: String?) {
         self.pid = pid
         self.uid = uid
         self.gid = gid

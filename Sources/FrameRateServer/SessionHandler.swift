@@ -12,6 +12,8 @@ final class SessionHandler: ChannelInboundHandler {
     private let core: CompositorCore
     private let peer: PeerCredentials
     private var session: Session?
+    /// Set once an oversized line was answered: nothing more is read from this connection.
+    private var closing = false
 
     init(core: CompositorCore, peer: PeerCredentials) {
         self.core = core
@@ -25,13 +27,14 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let session else { return }
+        guard let session, !closing else { return }
         switch unwrapInboundIn(data) {
         case .line(let line):
             if let reply = core.handle(line: line, from: session) {
                 context.writeAndFlush(wrapOutboundOut(reply), promise: nil)
             }
         case .oversized(let limit):
+            closing = true
             core.rejectOversizedLine(limit: limit, from: session)
             let error = JSONRPCOutboundMessage.response(
                 id: nil, result: .failure(.invalidRequest(detail: "line longer than \(limit) bytes; the connection is closed"))
@@ -41,6 +44,19 @@ final class SessionHandler: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(buffer))
                 .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
+    }
+
+    /// The client shut down its sending side (e.g. `printf '…\n' | nc -U`). Every line it
+    /// sent has been answered by now; a connection holding no link and no watch has
+    /// nothing more to receive, so it is closed once the replies are flushed. One that
+    /// holds links keeps receiving ticks until it closes.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, let session, session.links.isEmpty, session.watches.isEmpty {
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
+                .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -41,6 +41,20 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: String = "info"
 
+    /// Where log lines go.
+    enum LogTarget: String, ExpressibleByArgument, CaseIterable {
+        case auto, journal, stderr
+    }
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "auto, journal or stderr.",
+            discussion: "auto writes structured entries to the systemd journal when stderr is connected to it ($JOURNAL_STREAM), else plain lines to stderr."
+        )
+    )
+    var logTarget: LogTarget = .auto
+
     @Option(name: .long, help: ArgumentHelp("Links one connection may hold.", valueName: "n"))
     var maxLinksPerConnection: Int = 64
 

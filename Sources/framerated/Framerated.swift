@@ -1,5 +1,7 @@
 import ArgumentParser
+import FrameRateProtocol
 import FrameRateServer
+import FrameRateSystemd
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -32,7 +34,13 @@ struct Framerated: AsyncParsableCommand {
 
     func run() async throws {
         let level = try options.parsedLogLevel()
+        let toJournal = options.logTarget == .journal || (options.logTarget == .auto && JournalLogHandler.isStandardErrorJournal)
         LoggingSystem.bootstrap { label in
+            if toJournal {
+                var handler = JournalLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
@@ -40,8 +48,24 @@ struct Framerated: AsyncParsableCommand {
         var logger = Logger(label: "framerated")
         logger.logLevel = level
 
-        let server = FrameRateServer(configuration: try options.configuration(listener: .path(options.socketPath)), logger: logger)
-        let reloader = ReloadOnHangup(server: server)
+        // systemd socket activation: adopt the passed socket instead of binding.
+        let listener: ServerConfiguration.Listener
+        do {
+            if let socket = try ListenedSockets.adopt(named: "framerated") {
+                listener = .inherited(descriptor: socket.descriptor, path: options.socket ?? SocketPath.system)
+            } else {
+                listener = .path(options.socketPath)
+            }
+        } catch {
+            FileHandleStandardError.write("framerated: error: \(error)\n")
+            throw ExitCode.failure
+        }
+        let notifier = SystemdNotifier()
+        let server = FrameRateServer(
+            configuration: try options.configuration(listener: listener), logger: logger,
+            hooks: SystemdHooks.make(notifier: notifier)
+        )
+        let reloader = ReloadOnHangup(server: server, notifier: notifier)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
@@ -65,10 +89,13 @@ struct Framerated: AsyncParsableCommand {
 /// Reloads the server on SIGHUP for as long as the group runs.
 struct ReloadOnHangup: Service {
     let server: FrameRateServer
+    let notifier: SystemdNotifier
 
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            notifier.reloading(monotonicMicroseconds: UInt64(MonotonicClock.now.nanoseconds / 1000))
             await server.reload()
+            notifier.ready()
         }
     }
 }

@@ -23,7 +23,8 @@ public struct ParamReader {
         for key in object.keys where !allowed.contains(key) {
             throw .invalidParams(
                 field: qualified(key),
-                "unknown field '\(qualified(key))'; \(label) takes " + allowed.sorted().joined(separator: ", ")
+                "unknown field '\(qualified(key))'; \(label) takes "
+                    + (allowed.isEmpty ? "no fields" : allowed.sorted().joined(separator: ", "))
             )
         }
     }
