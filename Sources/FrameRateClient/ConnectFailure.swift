@@ -8,19 +8,60 @@ import Musl
 
 /// Turns a failed connect into the ``FrameRateClientError`` that tells a person what to do.
 enum ConnectFailure {
+    /// What is at a socket path, as far as explaining a failed connect goes.
+    enum PathKind: Hashable, Sendable {
+        /// Nothing (or it cannot be examined).
+        case missing
+        /// A socket: a daemon's, live or stale.
+        case socket
+        /// Something else, e.g. `a regular file` or `a directory`.
+        case other(String)
+    }
+
     /// The error for `error`, raised while connecting to `path`.
     static func map(_ error: any Error, path: String) -> FrameRateClientError {
         if let error = error as? IOError {
-            switch error.errnoCode {
-            case ENOENT, ECONNREFUSED: return .daemonNotRunning(path: path)
-            case EACCES, EPERM: return .permissionDenied(path: path)
-            case ENOTSOCK: return .connectionFailed(path: path, reason: "the path exists but is not a socket")
-            default: return .connectionFailed(path: path, reason: String(cString: strerror(error.errnoCode)))
-            }
+            return map(errno: error.errnoCode, path: path, kind: pathKind(path))
         }
         if let error = error as? SocketAddressError, case .unixDomainSocketPathTooLong = error {
             return .connectionFailed(path: path, reason: "the path is too long for a Unix socket (at most 107 bytes)")
         }
         return .connectionFailed(path: path, reason: "\(error)")
+    }
+
+    /// The error for a connect to `path` that failed with `errno`; `kind` is what
+    /// is at the path (only examined for `ECONNREFUSED`, which Linux also returns
+    /// for a path that exists but is not a socket).
+    static func map(errno: Int32, path: String, kind: @autoclosure () -> PathKind) -> FrameRateClientError {
+        switch errno {
+        case ECONNREFUSED:
+            if case .other(let what) = kind() {
+                return .connectionFailed(path: path, reason: "the path exists but is \(what), not a socket")
+            }
+            return .daemonNotRunning(path: path)
+        case ENOENT:
+            return .daemonNotRunning(path: path)
+        case EACCES, EPERM:
+            return .permissionDenied(path: path)
+        case ENOTSOCK:
+            return .connectionFailed(path: path, reason: "the path exists but is not a socket")
+        default:
+            return .connectionFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+
+    /// What is at `path` (following symbolic links, as `connect` does).
+    static func pathKind(_ path: String) -> PathKind {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFSOCK: return .socket
+        case S_IFREG: return .other("a regular file")
+        case S_IFDIR: return .other("a directory")
+        case S_IFIFO: return .other("a FIFO")
+        case S_IFLNK: return .other("a symbolic link")
+        case S_IFCHR, S_IFBLK: return .other("a device")
+        default: return .other("a special file")
+        }
     }
 }

@@ -307,6 +307,51 @@ public enum CompositorEvent: Hashable, Sendable {
         }
         return .object(object)
     }
+
+    /// The kinds this version knows, in the order errors list them.
+    public static let kinds = ["refreshRateChanged", "linkAdded", "linkRemoved", "linkUpdated", "capsChanged"]
+
+    /// Parses an `Event` notification's params: the inverse of ``params(watch:)``.
+    ///
+    /// Fields other than those of the event's kind (including `watch`) are
+    /// ignored, so a newer daemon may add some; a missing `reason` reads as `""`.
+    /// - Throws: `-32602` naming the field when `kind` is missing or unknown (a
+    ///   newer daemon's), or a field of the kind is missing or malformed.
+    public init(params: JSONValue?) throws(RPCError) {
+        let reader = try ParamReader(params, allowed: nil)
+        guard let kind = try reader.string("kind") else {
+            throw .invalidParams(field: "kind", "missing required field kind (a string)")
+        }
+        guard Self.kinds.contains(kind) else {
+            throw .invalidParams(
+                field: "kind", "unknown event kind \"\(kind)\"; this client knows " + Self.kinds.joined(separator: ", ")
+            )
+        }
+        let display = DisplayID(rawValue: Int(try reader.requiredInteger("display")))
+        switch kind {
+        case "refreshRateChanged":
+            self = .refreshRateChanged(
+                display: display, from: try reader.requiredNumber("from"), to: try reader.requiredNumber("to"),
+                reason: try reader.string("reason", maximumLength: 1 << 16) ?? ""
+            )
+        case "linkAdded", "linkUpdated":
+            guard let json = params?["link"], !json.isNull else {
+                throw .invalidParams(field: "link", "missing required field link (an object)")
+            }
+            let link = try LinkState(json: json)
+            self = kind == "linkAdded" ? .linkAdded(display: display, link: link) : .linkUpdated(display: display, link: link)
+        case "linkRemoved":
+            self = .linkRemoved(
+                display: display, link: LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1))),
+                reason: try reader.string("reason", maximumLength: 1 << 16) ?? ""
+            )
+        default:  // "capsChanged"
+            guard let caps = params?["caps"], !caps.isNull else {
+                throw .invalidParams(field: "caps", "missing required field caps (an object)")
+            }
+            self = .capsChanged(display: display, caps: try DisplayCaps(json: caps))
+        }
+    }
 }
 
 /// `framerate.v1.Compositor/Unwatch` params.

@@ -6,11 +6,15 @@ enum Interruptible<Value: Sendable>: Sendable {
     case interrupted(signal: Int32)
 
     /// Runs `work` until it returns or SIGINT/SIGTERM arrives, whichever is
-    /// first, in a task group; the loser is cancelled and awaited.
+    /// first, in a task group; the loser is cancelled and awaited. The signals
+    /// are caught from before `work` starts until this returns.
     static func run(_ work: @escaping @Sendable () async -> Value) async -> Interruptible<Value> {
-        await withTaskGroup(of: Interruptible<Value>?.self) { group in
+        let termination = TerminationSignal.listen()
+        defer { termination.stop() }
+        let signals = termination.signals
+        return await withTaskGroup(of: Interruptible<Value>?.self) { group in
             group.addTask { .completed(await work()) }
-            group.addTask { await TerminationSignal.next().map { .interrupted(signal: $0) } }
+            group.addTask { await TerminationSignal.next(from: signals).map { .interrupted(signal: $0) } }
             var outcome: Interruptible<Value>?
             while outcome == nil, let next = await group.next() {
                 outcome = next

@@ -1,0 +1,185 @@
+import FrameRateClient
+import FrameRateModel
+import FrameRateProtocol
+import Testing
+
+@testable import framectl
+
+/// Fixtures, read through the same parsers framectl uses on the daemon's answers.
+enum Fixture {
+    static let scrollLink: JSONValue = [
+        "link": 3, "range": ["minimum": 80.0, "maximum": 120.0, "preferred": 120.0], "paused": false, "callbackRate": 120.0,
+        "label": "scroll", "highFrameRate": true, "pid": 42, "uid": 1000, "command": "game",
+    ]
+    static let monitorLink: JSONValue = [
+        "link": 12, "range": ["minimum": 10.0, "maximum": 60.0, "preferred": 0.0], "paused": true, "callbackRate": 60.0,
+        "label": nil, "highFrameRate": false, "pid": 4242, "uid": 0, "command": nil,
+    ]
+    static let reason = "120 Hz is the lowest rate that serves every link exactly; a lower rate would not serve link 3 'scroll' (80, 120, 120)"
+
+    static func state() throws -> CompositorState {
+        try CompositorState(
+            json: [
+                "displays": [
+                    [
+                        "id": 0, "profile": "promotion-phone",
+                        "supportedRates": [120.0, 80.0, 60.0, 48.0, 40.0, 30.0, 24.0, 20.0, 16.0, 15.0, 12.0, 10.0],
+                        "refreshRate": 120.0, "reason": .string(reason),
+                        "caps": ["lowPowerMode": false, "limitFrameRate": false, "thermalState": "nominal"],
+                        "links": [scrollLink, monitorLink],
+                    ],
+                    [
+                        "id": 1, "profile": "", "supportedRates": [], "refreshRate": 60.0, "reason": "",
+                        "caps": ["lowPowerMode": true, "limitFrameRate": false, "thermalState": "critical"], "links": [],
+                    ],
+                ]
+            ]
+        )
+    }
+}
+
+@Suite("framectl status, caps, event and catalog text")
+struct RenderingTests {
+    @Test("status: rate, profile with its rates, reason, caps and a table of links")
+    func status() throws {
+        #expect(
+            StatusText.lines(for: try Fixture.state()) == [
+                "display 0: 120 Hz",
+                "  profile: promotion-phone (120, 80, 60, 48, 40, 30, 24, 20, 16, 15, 12, 10 Hz)",
+                "  reason:  " + Fixture.reason,
+                "  caps:    low power off, limit frame rate off, thermal nominal (no cap)",
+                "  links:",
+                "    LINK  RANGE (MIN, MAX, PREF) HZ  PAUSED  CALLBACK  LABEL   PID   UID   COMMAND",
+                "    3     (80, 120, 120) hfr         no      120 Hz    scroll  42    1000  game",
+                "    12    (10, 60, 0)                yes     60 Hz     -       4242  0     -",
+                "",
+                "display 1: 60 Hz",
+                "  profile: -",
+                "  reason:  -",
+                "  caps:    low power on, limit frame rate off, thermal critical (at most 30 Hz: thermal state critical)",
+                "  links:   none",
+            ]
+        )
+        #expect(StatusText.lines(for: CompositorState(displays: [])) == ["no displays"])
+    }
+
+    @Test(
+        "caps: each setting, then the cap in force and what imposes it",
+        arguments: [
+            (DisplayCaps(), "low power off, limit frame rate off, thermal nominal (no cap)"),
+            (DisplayCaps(thermalState: .fair), "low power off, limit frame rate off, thermal fair (no cap)"),
+            (DisplayCaps(lowPowerMode: true), "low power on, limit frame rate off, thermal nominal (at most 60 Hz: Low Power Mode)"),
+            (DisplayCaps(limitFrameRate: true), "low power off, limit frame rate on, thermal nominal (at most 60 Hz: Limit Frame Rate)"),
+            (
+                DisplayCaps(limitFrameRate: true, thermalState: .serious),
+                "low power off, limit frame rate on, thermal serious (at most 60 Hz: Limit Frame Rate)"
+            ),
+            (
+                DisplayCaps(lowPowerMode: true, thermalState: .critical),
+                "low power on, limit frame rate off, thermal critical (at most 30 Hz: thermal state critical)"
+            ),
+        ] as [(DisplayCaps, String)]
+    )
+    func caps(caps: DisplayCaps, text: String) {
+        #expect(CapsText.describe(caps) == text)
+        #expect(CapsText.line(display: DisplayID(rawValue: 2), caps: caps) == "display 2: " + text)
+    }
+
+    @Test("watch: the opening lines give each display's rate, link count and reason")
+    func watchStarted() throws {
+        #expect(
+            EventText.started(watch: 5, state: try Fixture.state()) == [
+                "watch 5 started; press Ctrl-C to stop",
+                "display 0: 120 Hz, 2 links (\(Fixture.reason))",
+                "display 1: 60 Hz, 0 links",
+            ]
+        )
+    }
+
+    @Test("watch: one line per event kind, decoded from the wire params")
+    func events() throws {
+        let scroll = try LinkState(json: Fixture.scrollLink)
+        let monitor = try LinkState(json: Fixture.monitorLink)
+        let display = DisplayID(rawValue: 0)
+        let cases: [(CompositorEvent, String)] = [
+            (.refreshRateChanged(display: display, from: 60, to: 120, reason: "a link asks"), "display 0: refresh 60 Hz -> 120 Hz (a link asks)"),
+            (.refreshRateChanged(display: display, from: 120, to: 23.976, reason: ""), "display 0: refresh 120 Hz -> 23.976 Hz"),
+            (
+                .linkAdded(display: display, link: scroll),
+                #"display 0: link 3 added: range (80, 120, 120) Hz, callback 120 Hz, high frame rate, label "scroll", pid 42 uid 1000 (game)"#
+            ),
+            (
+                .linkUpdated(display: display, link: monitor),
+                "display 0: link 12 updated: range (10, 60, 0) Hz, callback 60 Hz, paused, pid 4242 uid 0"
+            ),
+            (.linkRemoved(display: display, link: LinkID(rawValue: 3), reason: "connection closed"), "display 0: link 3 removed (connection closed)"),
+            (.linkRemoved(display: display, link: LinkID(rawValue: 3), reason: ""), "display 0: link 3 removed"),
+            (
+                .capsChanged(display: DisplayID(rawValue: 1), caps: DisplayCaps(lowPowerMode: true)),
+                "display 1: caps low power on, limit frame rate off, thermal nominal (at most 60 Hz: Low Power Mode)"
+            ),
+        ]
+        for (event, text) in cases {
+            let received = CompositorWatchEvent(watch: 5, params: event.params(watch: 5))
+            #expect(received.event == event)
+            #expect(EventText.line(for: received) == text)
+        }
+    }
+
+    @Test("watch: an event this client cannot read is shown raw")
+    func unknownEvents() {
+        let newer: JSONValue = ["watch": 5, "kind": "displayAdded", "display": 2]
+        #expect(EventText.line(for: CompositorWatchEvent(watch: 5, params: newer)) == #"event displayAdded: {"watch":5,"kind":"displayAdded","display":2}"#)
+        let kindless: JSONValue = ["watch": 5]
+        #expect(EventText.line(for: CompositorWatchEvent(watch: 5, params: kindless)) == #"event ?: {"watch":5}"#)
+        let broken: JSONValue = ["watch": 5, "kind": "linkRemoved", "display": 0]
+        #expect(EventText.line(for: CompositorWatchEvent(watch: 5, params: broken)) == #"event linkRemoved: {"watch":5,"kind":"linkRemoved","display":0}"#)
+    }
+
+    @Test("describe: services, methods with kind and stream, and a table of params")
+    func catalog() {
+        let catalog: JSONValue = [
+            "services": [
+                [
+                    "name": "a.S",
+                    "methods": [
+                        [
+                            "name": "M", "kind": "unary",
+                            "params": [
+                                ["name": "link", "type": "integer", "required": true],
+                                ["name": "range.preferred", "type": "number (Hz, 0 = none)", "required": false],
+                            ],
+                        ],
+                        ["name": "W", "kind": "server-streaming", "streams": "a.S/E", "params": [], "added": "in a newer daemon"],
+                    ],
+                ],
+                ["name": "b.T", "methods": []],
+            ]
+        ]
+        #expect(
+            CatalogText.lines(for: catalog) == [
+                "a.S",
+                "  M (unary)",
+                "    PARAM            TYPE                   REQUIRED",
+                "    link             integer                yes",
+                "    range.preferred  number (Hz, 0 = none)  no",
+                "  W (server-streaming, streams a.S/E)",
+                "    no params",
+                "",
+                "b.T",
+            ]
+        )
+        #expect(CatalogText.lines(for: ["services": []]) == ["no services"])
+        #expect(CatalogText.lines(for: [:]) == ["no services"])
+    }
+
+    @Test("describe: the daemon's own catalog shows every v1 method under its service")
+    func realCatalog() {
+        let lines = CatalogText.lines(for: ServiceCatalog.jsonValue)
+        for service in ServiceCatalog.services { #expect(lines.contains(service)) }
+        for method in V1Method.allCases {
+            #expect(lines.contains { $0.hasPrefix("  \(method.method) (") }, "\(method.rawValue)")
+        }
+        #expect(lines.contains("  Register (server-streaming, streams framerate.v1.DisplayLink/Tick)"))
+    }
+}
