@@ -1,15 +1,21 @@
 # framerated: the two README commands and the install target.
 #   make run    install what is missing, build, start the daemon in the foreground
 #   make test   install what is missing, build, run every test suite
+#   make install / make uninstall   PREFIX=/usr/local, DESTDIR= for staging
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DOCDIR ?= $(PREFIX)/share/doc/framerated
+# systemd searches both /usr/lib and /usr/local/lib (never /etc: that is the admin's).
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 CONFIGURATION ?= debug
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-DEBIAN_PACKAGES := pkg-config libsystemd-dev
+DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd
 
-.PHONY: deps build run test test-swift clean
+.PHONY: deps build run test test-swift install uninstall clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -36,8 +42,45 @@ run: deps
 ## test: every test suite.
 test: build test-swift
 
+# Unit tests run in parallel; the integration tests measure tick rates on a 2-core
+# machine, so they run one at a time, and the systemd end-to-end test runs alone, with
+# its "cannot run here" skip turned into a failure.
 test-swift:
-	FRAMERATED_BIN_DIR="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)" $(SWIFT) test -c $(CONFIGURATION) --skip-build
+	bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"; \
+	$(SWIFT) test -c $(CONFIGURATION) --skip-build --skip IntegrationTests && \
+	FRAMERATED_BIN_DIR="$$bin" $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter IntegrationTests --skip SystemdEndToEndTests --no-parallel && \
+	FRAMERATED_BIN_DIR="$$bin" FRAMERATED_REQUIRE_SYSTEMD_E2E=1 $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter SystemdEndToEndTests
+
+## install: release build; binaries, units, sysusers.d and docs under $(DESTDIR)$(PREFIX).
+## Without DESTDIR it also creates the users and reloads systemd; it never enables anything.
+install: deps
+	$(SWIFT) build -c release --product framerated
+	$(SWIFT) build -c release --product framectl
+	bin="$$($(SWIFT) build -c release --show-bin-path)"; \
+	install -D -m 0755 -t "$(DESTDIR)$(BINDIR)" "$$bin/framerated" "$$bin/framectl"
+	install -d "$(DESTDIR)$(UNITDIR)"
+	for unit in framerated.service framerated.socket; do \
+	  sed -e 's|/usr/local/bin|$(BINDIR)|g' -e 's|/usr/local/share/doc/framerated|$(DOCDIR)|g' \
+	    "systemd/$$unit" >"$(DESTDIR)$(UNITDIR)/$$unit" && chmod 0644 "$(DESTDIR)$(UNITDIR)/$$unit" || exit 1; \
+	done
+	install -D -m 0644 systemd/framerated.sysusers "$(DESTDIR)$(SYSUSERSDIR)/framerated.conf"
+	install -D -m 0644 -t "$(DESTDIR)$(DOCDIR)" README.md docs/*.md
+	@if [ -z "$(DESTDIR)" ]; then \
+	  systemd-sysusers "$(SYSUSERSDIR)/framerated.conf" || exit 1; \
+	  if [ -d /run/systemd/system ]; then systemctl daemon-reload || exit 1; fi; \
+	  echo "installed; start it with: systemctl enable --now framerated.socket"; \
+	fi
+
+## uninstall: stop and remove what install put there (the framerated users stay).
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	  systemctl disable --now framerated.socket framerated.service 2>/dev/null || true; \
+	fi
+	rm -f "$(DESTDIR)$(BINDIR)/framerated" "$(DESTDIR)$(BINDIR)/framectl" \
+	  "$(DESTDIR)$(UNITDIR)/framerated.service" "$(DESTDIR)$(UNITDIR)/framerated.socket" \
+	  "$(DESTDIR)$(SYSUSERSDIR)/framerated.conf"
+	rm -rf "$(DESTDIR)$(DOCDIR)"
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
 clean:
 	rm -rf .build

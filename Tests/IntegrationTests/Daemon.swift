@@ -17,12 +17,16 @@ final class Daemon: Sendable {
 
     /// Starts `framerated` and returns once its socket answers a health check.
     /// Readiness is the socket answering, never a fixed sleep.
-    static func start(_ arguments: [String] = []) async throws -> Daemon {
-        let directory = try Paths.temporaryDirectory()
-        let socket = directory.appendingPathComponent("framerated.sock").path
+    /// - Parameter socket: the socket to listen on (e.g. a stopped daemon's, to
+    ///   restart it); its directory keeps the log. `nil`: a fresh temporary directory.
+    static func start(_ arguments: [String] = [], socket: String? = nil) async throws -> Daemon {
+        let directory = try socket.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? Paths.temporaryDirectory()
+        let socket = socket ?? directory.appendingPathComponent("framerated.sock").path
+        let log = FileManager.default.fileExists(atPath: directory.appendingPathComponent("framerated.log").path)
+            ? "framerated-\(UUID().uuidString.prefix(6)).log" : "framerated.log"
         let process = try TestProcess(
             executable: Paths.framerated, arguments: ["--socket", socket, "--log-level", "debug"] + arguments,
-            stderrURL: directory.appendingPathComponent("framerated.log")
+            stderrURL: directory.appendingPathComponent(log)
         )
         let daemon = Daemon(directory: directory, socket: socket, process: process)
         try await daemon.waitUntilAnswering()
@@ -39,7 +43,7 @@ final class Daemon: Sendable {
                 await connection.close()
                 if status == "SERVING" { return }
             }
-            guard process.process.isRunning else {
+            guard process.isRunning else {
                 Issue.record("framerated exited before answering: \(process.stderr)")
                 throw DaemonError.exited
             }

@@ -42,7 +42,7 @@ struct MultiProcessTests {
             let cadence = arbiter.cadence(of: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: DisplayCaps(), refresh: predicted.refreshRate)
             #expect(link.callbackRate == cadence.callbackRate, "link \(link.link)")
             #expect(link.peer.command == "python3")
-            #expect(link.peer.pid == clients[Int(link.link.rawValue - 1)].process.processIdentifier)
+            #expect(link.peer.pid == clients[Int(link.link.rawValue - 1)].pid)
         }
         // The reason names the rule, the link that keeps the rate from going lower, and the entitlement clamp.
         #expect(display.reason.contains("120 Hz is the lowest rate that serves every link exactly"))
@@ -191,7 +191,7 @@ extension FrameRateConnection {
         let deadline = ContinuousClock.now + .seconds(20)
         while true {
             if let connection = try? await FrameRateConnection.connect(socketPath: socketPath) { return connection }
-            guard process.process.isRunning, ContinuousClock.now < deadline else {
+            guard process.isRunning, ContinuousClock.now < deadline else {
                 Issue.record("daemon never answered: \(process.stderr)")
                 throw Daemon.DaemonError.notAnswering
             }

@@ -1,5 +1,10 @@
-import Dispatch
 import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the built executables and test scripts are.
 enum Paths {
@@ -27,70 +32,129 @@ enum Paths {
     }
 }
 
-/// A child process with its standard output read line by line and standard error kept in a file.
-final class TestProcess: @unchecked Sendable {
-    // @unchecked Sendable: `process` and `output` are only mutated under `lock`
-    // (`output` from the pipe reader, `process` only before `launch` returns).
-    let process = Process()
-    private let stdoutPipe = Pipe()
-    private let lock = NSLock()
-    private var outputBuffer = Data()
-    private var lineWaiters: [(predicate: (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = []
-    private var ended = false
-    private var exited = false
-    private var exitWaiters: [CheckedContinuation<Void, Never>] = []
+/// A child process started with `posix_spawn`: standard output read line by line
+/// (or sent to a file), standard error in a file, standard input `/dev/null`, no
+/// other descriptor inherited.
+///
+/// Not Foundation's `Process`: it learns of a child's exit through a descriptor the
+/// child's own children inherit, so a child that starts daemons could keep a test
+/// waiting forever. Here a thread blocks in `waitid` for this pid alone, and
+/// another reads the output pipe, so exit and output are independent.
+final class TestProcess: Sendable {
+    /// Where the child's standard output goes.
+    enum Output {
+        /// A pipe read by the test, line by line.
+        case lines
+        /// A file, with standard error too.
+        case file(String)
+    }
+
+    private struct State {
+        var output: [UInt8] = []
+        var outputEnded = false
+        var status: Int32?
+        var lineWaiters: [(predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = []
+        var exitWaiters: [CheckedContinuation<Int32, Never>] = []
+
+        var lines: [String] {
+            var parts = String(decoding: output, as: UTF8.self).components(separatedBy: "\n")
+            parts.removeLast()  // incomplete (or empty) tail
+            return parts
+        }
+    }
+
+    /// The child's pid.
+    let pid: pid_t
     let stderrURL: URL
+    private let state = Mutex(State())
 
-    init(executable: String, arguments: [String], stderrURL: URL) throws {
+    init(executable: String, arguments: [String], stderrURL: URL, output: Output = .lines) throws {
         self.stderrURL = stderrURL
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = stdoutPipe
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        process.standardInput = FileHandle.nullDevice
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.append(data)
+        var pipeDescriptors: [Int32] = [-1, -1]
+        if case .lines = output {
+            guard pipe(&pipeDescriptors) == 0 else { throw SpawnError(description: "pipe: \(String(cString: strerror(errno)))") }
         }
-        process.terminationHandler = { [weak self] _ in self?.markExited() }
-        try process.run()
-    }
-
-    private func markExited() {
-        lock.lock()
-        exited = true
-        let waiters = exitWaiters
-        exitWaiters = []
-        lock.unlock()
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Suspends until the process has exited.
-    func exit() async {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            if exited {
-                lock.unlock()
-                continuation.resume()
-            } else {
-                exitWaiters.append(continuation)
-                lock.unlock()
-            }
+        let argv = [executable] + arguments
+        let spawned: pid_t
+        do {
+            spawned = try Self.spawn(argv, stdoutPipe: pipeDescriptors[1], output: output, stderr: stderrURL.path)
+        } catch {
+            for descriptor in pipeDescriptors where descriptor >= 0 { close(descriptor) }
+            throw error
         }
-    }
-
-    private func append(_ data: Data) {
-        let waiters: [(CheckedContinuation<String?, Never>, String?)]
-        lock.lock()
-        if data.isEmpty {
-            ended = true
-            stdoutPipe.fileHandleForReading.readabilityHandler = nil
+        pid = spawned
+        if case .lines = output {
+            close(pipeDescriptors[1])
+            let readEnd = pipeDescriptors[0]
+            Thread { [self] in readOutput(readEnd) }.start()
         } else {
-            outputBuffer.append(data)
+            state.withLock { $0.outputEnded = true }
         }
+        Thread { [self] in reap() }.start()
+    }
+
+    struct SpawnError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func spawn(_ argv: [String], stdoutPipe: Int32, output: Output, stderr: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        switch output {
+        case .lines:
+            posix_spawn_file_actions_adddup2(&actions, stdoutPipe, 1)
+            posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        case .file(let path):
+            posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        // Nothing else the test process has open reaches the child.
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid = pid_t()
+        let result = posix_spawn(&pid, argv[0], &actions, &attributes, arguments, environ)
+        guard result == 0 else { throw SpawnError(description: "posix_spawn \(argv[0]): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    private func readOutput(_ descriptor: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            let ended = count <= 0
+            let ready = state.withLock { state -> [(CheckedContinuation<String?, Never>, String?)] in
+                if ended { state.outputEnded = true } else { state.output += buffer[..<count] }
+                return Self.satisfiedLineWaiters(&state)
+            }
+            for (continuation, line) in ready { continuation.resume(returning: line) }
+            if ended { break }
+        }
+        close(descriptor)
+    }
+
+    private static func satisfiedLineWaiters(_ state: inout State) -> [(CheckedContinuation<String?, Never>, String?)] {
         var ready: [(CheckedContinuation<String?, Never>, String?)] = []
-        lineWaiters.removeAll { waiter in
+        let lines = state.lines
+        let ended = state.outputEnded
+        state.lineWaiters.removeAll { waiter in
             if let line = lines.first(where: waiter.predicate) {
                 ready.append((waiter.continuation, line))
                 return true
@@ -101,60 +165,104 @@ final class TestProcess: @unchecked Sendable {
             }
             return false
         }
-        waiters = ready
-        lock.unlock()
-        for (continuation, line) in waiters { continuation.resume(returning: line) }
+        return ready
     }
 
-    /// Complete lines printed so far.
-    var lines: [String] {
-        let text = String(decoding: outputBuffer, as: UTF8.self)
-        var parts = text.components(separatedBy: "\n")
-        parts.removeLast()  // incomplete (or empty) tail
-        return parts
+    /// Waits for this pid to exit, marks it exited (so no signal can reach a reused pid), then reaps it.
+    private func reap() {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1 && errno == EINTR {}
+        var raw: Int32 = 0
+        let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
+            while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+            let signal = raw & 0x7f
+            state.status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+            defer { state.exitWaiters = [] }
+            return state.exitWaiters
+        }
+        let status = state.withLock { $0.status! }
+        for waiter in waiters { waiter.resume(returning: status) }
     }
+
+    /// Whether the process is still running.
+    var isRunning: Bool { state.withLock { $0.status == nil } }
 
     /// Every complete line printed so far.
-    var output: [String] { lock.withLock { lines } }
+    var output: [String] { state.withLock { $0.lines } }
 
     /// Waits until a printed line matches `predicate` (or output ends: `nil`).
-    func firstLine(where predicate: @escaping (String) -> Bool) async -> String? {
+    func firstLine(where predicate: @escaping @Sendable (String) -> Bool) async -> String? {
         await withCheckedContinuation { continuation in
-            lock.lock()
-            if let line = lines.first(where: predicate) {
-                lock.unlock()
-                continuation.resume(returning: line)
-            } else if ended {
-                lock.unlock()
-                continuation.resume(returning: nil)
-            } else {
-                lineWaiters.append((predicate, continuation))
-                lock.unlock()
+            let ready = state.withLock { state -> (String?, Bool) in
+                if let line = state.lines.first(where: predicate) { return (line, true) }
+                if state.outputEnded { return (nil, true) }
+                state.lineWaiters.append((predicate, continuation))
+                return (nil, false)
             }
+            if ready.1 { continuation.resume(returning: ready.0) }
         }
     }
 
-    /// Waits for the process to exit, at most `timeout`; kills it after that.
-    @discardableResult
-    func waitForExit(timeout: Duration = .seconds(30)) async -> Int32 {
-        let pid = process.processIdentifier
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.exit() }
-            group.addTask {
-                // Only a guard against a hung child: kill it once the timeout passes.
-                if (try? await Task.sleep(for: timeout)) != nil { kill(pid, SIGKILL) }
+    /// The exit status (128 + N for signal N), once the process has exited.
+    func exitStatus() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let status = state.withLock { state -> Int32? in
+                if let status = state.status { return status }
+                state.exitWaiters.append(continuation)
+                return nil
             }
+            if let status { continuation.resume(returning: status) }
+        }
+    }
+
+    /// Waits for the process to exit and its output to end. If `timeout` passes first,
+    /// it gets SIGTERM (so it can clean up), and SIGKILL `grace` later.
+    @discardableResult
+    func waitForExit(timeout: Duration = .seconds(30), grace: Duration = .seconds(10)) async -> Int32 {
+        let status = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask { await self.exitStatus() }
+            group.addTask {
+                // Only a guard against a hung child.
+                guard (try? await Task.sleep(for: timeout)) != nil else { return nil }
+                self.signal(SIGTERM)
+                if (try? await Task.sleep(for: grace)) != nil { self.signal(SIGKILL) }
+                return nil
+            }
+            var status: Int32 = -1
+            for await result in group {
+                if let result {
+                    status = result
+                    group.cancelAll()
+                }
+            }
+            return status
+        }
+        // Let the output drain so `output` is complete (a grandchild may hold the pipe: bounded wait).
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = await self.firstLine { _ in false } }
+            group.addTask { try? await Task.sleep(for: .seconds(5)) }
             await group.next()
             group.cancelAll()
-            await group.waitForAll()
+            self.endLineWaiters()
         }
-        await exit()
-        // Let the pipe drain so `output` is complete.
-        _ = await firstLine { _ in false }
-        return process.terminationStatus
+        return status
     }
 
-    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    /// Resumes every waiter for a line with `nil` (used when giving up on the output).
+    private func endLineWaiters() {
+        let waiters = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+            defer { state.lineWaiters = [] }
+            return state.lineWaiters.map(\.continuation)
+        }
+        for waiter in waiters { waiter.resume(returning: nil) }
+    }
+
+    /// Sends `signal`, unless the process has already exited (its pid may be reused).
+    func signal(_ signal: Int32) {
+        state.withLock { state in
+            if state.status == nil { _ = kill(pid, signal) }
+        }
+    }
 
     var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
 }
