@@ -9,16 +9,27 @@ import Synchronization
 /// to watches.
 ///
 /// All state sits behind one `Mutex`, so calls can be enqueued from any task
-/// while the channel handler delivers lines on the event loop. Continuations are
-/// resumed and streams yielded to outside the lock.
+/// while the channel handler delivers lines on the event loop. Completions are
+/// called and streams yielded to outside the lock.
+///
+/// One router serves one connection (session). Links and watches are
+/// ``LinkRecord``s and ``WatchRecord``s shared with the ``StreamRegistry`` of the
+/// ``FrameRateConnection``, so a connection that reconnects (`keepsStreamsOnClose`)
+/// can hand them to the next session's router: its router then leaves their
+/// streams open when its connection closes, and on a `Closed` notification with
+/// status `UNAVAILABLE` (the daemon is stopping).
 final class ClientRouter: Sendable {
     /// How a call's caller waits: resumed exactly once, with the result or the reason it failed.
     typealias Reply = CheckedContinuation<Result<JSONValue, FrameRateClientError>, Never>
+    /// What is called, exactly once, with a call's result or the reason it failed.
+    /// Called on the event loop when the response arrives (before the next line is
+    /// read), or where the call failed.
+    typealias Completion = @Sendable (Result<JSONValue, FrameRateClientError>) -> Void
 
     /// A request sent and not answered yet.
     struct PendingCall: Sendable {
         /// Its caller.
-        var reply: Reply
+        var completion: Completion
         /// The stream to start when it succeeds.
         var route: StreamRoute?
     }
@@ -45,12 +56,25 @@ final class ClientRouter: Sendable {
         /// between its response and its caller returning also lands here and stays:
         /// one integer per such race, never reused since ids only count up.
         var cancelledEarly: Set<Int64> = []
-        var links: [LinkID: LinkRoute] = [:]
-        var watches: [UInt64: AsyncStream<CompositorWatchEvent>.Continuation] = [:]
+        /// Links by their id on this connection's daemon.
+        var links: [LinkID: LinkRecord] = [:]
+        /// Watches by their id on this connection's daemon.
+        var watches: [UInt64: WatchRecord] = [:]
         var closed = false
     }
 
     private let state = Mutex(State())
+
+    /// The connection's live links and watches, across sessions.
+    let registry: StreamRegistry
+    /// Whether streams outlive this session (the connection reconnects).
+    let keepsStreamsOnClose: Bool
+
+    /// A router for one session of a connection whose live streams are in `registry`.
+    init(registry: StreamRegistry = StreamRegistry(), keepsStreamsOnClose: Bool = false) {
+        self.registry = registry
+        self.keepsStreamsOnClose = keepsStreamsOnClose
+    }
 
     /// Whether the connection has closed; every later call fails with ``FrameRateClientError/connectionClosed``.
     var isClosed: Bool { state.withLock { $0.closed } }
@@ -64,12 +88,18 @@ final class ClientRouter: Sendable {
     }
 
     /// Records call `id` as pending, or returns why it must not be sent. On
-    /// refusal `route` is finished here.
+    /// refusal `route` is finished here and `reply` is not resumed.
     func enqueue(id: Int64, reply: Reply, route: StreamRoute?) -> FrameRateClientError? {
+        enqueue(id: id, route: route) { reply.resume(returning: $0) }
+    }
+
+    /// Records call `id` as pending, or returns why it must not be sent. On
+    /// refusal `route` is finished here and `completion` is not called.
+    func enqueue(id: Int64, route: StreamRoute?, completion: @escaping Completion) -> FrameRateClientError? {
         let refusal: FrameRateClientError? = state.withLock { state in
             if state.closed { return .connectionClosed }
             if state.cancelledEarly.remove(id) != nil { return .cancelled }
-            state.pending[id] = PendingCall(reply: reply, route: route)
+            state.pending[id] = PendingCall(completion: completion, route: route)
             return nil
         }
         if refusal != nil { route?.finishUnused() }
@@ -87,19 +117,19 @@ final class ClientRouter: Sendable {
             if !state.closed { state.cancelledEarly.insert(id) }
             return nil
         }
-        call?.reply.resume(returning: .failure(.cancelled))
+        call?.completion(.failure(.cancelled))
     }
 
     /// Fails call `id` with `error` if it is still pending (its request could not be written).
     func fail(id: Int64, with error: FrameRateClientError) {
         guard let call = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
         call.route?.finishUnused()
-        call.reply.resume(returning: .failure(error))
+        call.completion(.failure(error))
     }
 
-    /// The record of link `link`, while it is routed.
+    /// The record of link `link` (its id on this connection's daemon), while it is routed.
     func record(for link: LinkID) -> LinkRecord? {
-        state.withLock { $0.links[link]?.record }
+        state.withLock { $0.links[link] }
     }
 
     /// Stops routing link `link`, recording `end` and finishing its tick stream.
@@ -107,13 +137,14 @@ final class ClientRouter: Sendable {
         state.withLock { $0.links.removeValue(forKey: link) }?.finish(end: end)
     }
 
-    /// Stops routing watch `watch`, finishing its event stream.
+    /// Stops routing watch `watch` (its id on this connection's daemon), finishing its event stream.
     func removeWatch(_ watch: UInt64) {
         state.withLock { $0.watches.removeValue(forKey: watch) }?.finish()
     }
 
     /// Closes the session: every pending call fails with `reason`, every stream
-    /// finishes, and later calls fail with ``FrameRateClientError/connectionClosed``.
+    /// finishes (unless ``keepsStreamsOnClose``: then they are only no longer
+    /// routed here), and later calls fail with ``FrameRateClientError/connectionClosed``.
     /// Only the first call has an effect.
     func shutDown(reason: FrameRateClientError) {
         let taken = state.withLock { state -> State? in
@@ -125,11 +156,12 @@ final class ClientRouter: Sendable {
         guard let taken else { return }
         for (_, call) in taken.pending.sorted(by: { $0.key < $1.key }) {
             call.route?.finishUnused()
-            call.reply.resume(returning: .failure(reason))
+            call.completion(.failure(reason))
         }
         for (_, call) in taken.abandoned { call.route?.finishUnused() }
-        for (_, route) in taken.links { route.finish(end: .connectionClosed) }
-        for (_, continuation) in taken.watches { continuation.finish() }
+        guard !keepsStreamsOnClose else { return }
+        for (_, record) in taken.links { record.finish(end: .connectionClosed) }
+        for (_, record) in taken.watches { record.finish() }
     }
 
     /// Delivers one line from the daemon.
@@ -178,15 +210,22 @@ final class ClientRouter: Sendable {
                 guard let route = call.route, case .success(let value) = result else {
                     return .pending(call, routeStarted: false)
                 }
-                return .pending(call, routeStarted: Self.start(route, result: value, in: &state))
+                return .pending(call, routeStarted: start(route, result: value, in: &state))
             }
             if let call = state.abandoned.removeValue(forKey: key) { return .abandoned(call) }
             return .unknown
         }
         switch match {
         case .pending(let call, let routeStarted):
-            if !routeStarted { call.route?.finishUnused() }
-            call.reply.resume(returning: result.mapError { .rpc($0) })
+            if !routeStarted, let route = call.route {
+                // A link invalidated (or watch ended) while its Register was in flight
+                // (re-registration after a reconnect) is released at once.
+                if route.hasEnded, case .success(let value) = result, let release = Self.release(route, result: value) {
+                    delivery.writes.append(release)
+                }
+                route.finishUnused()
+            }
+            call.completion(result.mapError { .rpc($0) })
         case .abandoned(let call):
             guard let route = call.route else { return }
             route.finishUnused()
@@ -198,15 +237,19 @@ final class ClientRouter: Sendable {
         }
     }
 
-    /// Installs `route` under the id in `result`; `false` when the result names none.
-    private static func start(_ route: StreamRoute, result: JSONValue, in state: inout State) -> Bool {
+    /// Installs `route` under the id in `result`; `false` when the result names
+    /// none, or the link or watch ended while its call was in flight.
+    private func start(_ route: StreamRoute, result: JSONValue, in state: inout State) -> Bool {
         switch route {
-        case .link(let link):
+        case .link(let record, _):
             guard let id = result["link"]?.int64Value, id > 0 else { return false }
-            state.links[LinkID(rawValue: UInt64(id))] = link
-        case .watch(let continuation):
+            let link = LinkID(rawValue: UInt64(id))
+            guard record.attach(router: self, daemonID: link) else { return false }
+            state.links[link] = record
+        case .watch(let record, _):
             guard let id = result["watch"]?.int64Value, id > 0 else { return false }
-            state.watches[UInt64(id)] = continuation
+            guard record.attach(router: self, daemonID: UInt64(id)) else { return false }
+            state.watches[UInt64(id)] = record
         }
         return true
     }
@@ -235,7 +278,7 @@ final class ClientRouter: Sendable {
             }
             // Ticks for a link this client does not route (invalidated, or registered
             // through the raw `call`) are dropped.
-            state.withLock { $0.links[tick.link] }?.ticks.yield(tick)
+            state.withLock { $0.links[tick.link] }?.deliver(tick)
         case V1Method.closed.rawValue:
             let closed: LinkClosedNotification
             do {
@@ -244,14 +287,19 @@ final class ClientRouter: Sendable {
                 delivery.closeReason = .protocolViolation("a malformed Closed: \(error.message)")
                 return
             }
-            removeLink(closed.link, end: .closedByDaemon(closed))
+            if keepsStreamsOnClose && closed.status == .unavailable {
+                // The daemon is stopping: the link is registered again after the reconnect.
+                state.withLock { $0.links.removeValue(forKey: closed.link) }?.detach()
+            } else {
+                removeLink(closed.link, end: .closedByDaemon(closed))
+            }
         case V1Method.event.rawValue:
             guard let params, let watch = params["watch"]?.int64Value, watch > 0 else {
                 delivery.closeReason = .protocolViolation("an Event without a valid watch id")
                 return
             }
             let event = CompositorWatchEvent(watch: UInt64(watch), params: params)
-            state.withLock { $0.watches[event.watch] }?.yield(event)
+            state.withLock { $0.watches[event.watch] }?.deliver(event)
         default:
             // A notification from a newer daemon: ignored.
             break

@@ -25,4 +25,17 @@ public struct CompositorWatchEvent: Hashable, Sendable {
         self.event = try? CompositorEvent(params: params)
         self.params = params
     }
+
+    /// The ``kind`` of the synthetic event a reconnecting connection puts on a
+    /// watch's stream when it has started the watch again on a new connection:
+    /// events of the outage are lost, and its ``params`` carry the new daemon's
+    /// full state under `state` (the `Compositor/GetState` shape), to
+    /// resynchronise from. Its ``event`` is `nil`.
+    public static let resynchronizedKind = "resynchronized"
+
+    /// The state in a ``resynchronizedKind`` event, else `nil`.
+    public var resynchronizedState: CompositorState? {
+        guard kind == Self.resynchronizedKind, let state = params["state"] else { return nil }
+        return try? CompositorState(json: state)
+    }
 }

@@ -6,10 +6,14 @@ public import FrameRateProtocol
 ///
 /// The handle remembers the registration as it stands now (``registration``:
 /// range and paused flag after every update), so the link can be registered
-/// again on a new connection. Dropping the handle does not invalidate the link;
+/// again on a new connection; a connection made with `reconnect:` does that by
+/// itself after the daemon restarts, keeping this handle, its ``id`` and its
+/// ``ticks`` stream. Dropping the handle does not invalidate the link;
 /// ``invalidate()`` does, and so does closing the connection.
 public final class DisplayLinkHandle: Sendable {
-    /// The link's id on the daemon.
+    /// The link's id as this application sees it: the daemon's id at
+    /// registration, kept for the handle's life (also after a reconnect, when the
+    /// new daemon knows the link by ``daemonID``). Ticks carry this id.
     public let id: LinkID
     /// The display it is on.
     public let display: DisplayID
@@ -28,12 +32,24 @@ public final class DisplayLinkHandle: Sendable {
     /// so a consumer that falls behind loses the oldest ticks (visible as a jump
     /// in ``TickNotification/sequence``) and memory never grows. The stream
     /// finishes when the link ends; ``end`` says how. Iterate it from one task.
+    ///
+    /// After a reconnect the stream simply continues. Ticks carry ``id``, and
+    /// `sequence` continues the application's numbering: the first tick after the
+    /// link is registered again reports the outage as
+    /// `skipped = max(1, round((timestamp − last.timestamp) · callbackRate) − 1)`
+    /// (`last` is the last tick this stream delivered, `callbackRate` the new
+    /// tick's, rounding half away from zero) and
+    /// `sequence = last.sequence + skipped + 1`, so
+    /// `sequence == previous.sequence + skipped + 1` holds throughout. A link that
+    /// was paused when it was registered again (or paused before that first tick)
+    /// reports `skipped = 0` instead, like any resume. Later ticks keep the
+    /// daemon's `skipped`, with `sequence` offset by a constant.
     public let ticks: AsyncStream<TickNotification>
 
     private let record: LinkRecord
 
     init(connection: FrameRateConnection, status: LinkStatusResult, display: DisplayID, ticks: AsyncStream<TickNotification>, record: LinkRecord) {
-        self.id = status.link
+        self.id = record.snapshot.id ?? status.link
         self.display = display
         self.refreshRate = status.refreshRate
         self.callbackRate = status.callbackRate
@@ -52,16 +68,24 @@ public final class DisplayLinkHandle: Sendable {
     /// Whether the link is paused.
     public var isPaused: Bool { registration.paused }
 
-    /// The latest Register or Update result: refresh and callback rates, Hz.
+    /// The latest Register or Update result (its `link` is ``id``): refresh and
+    /// callback rates, Hz. Updated by the re-registration after a reconnect too.
     public var latestStatus: LinkStatusResult? { record.snapshot.status }
+
+    /// The link's id on the daemon it is registered with now: ``id`` until the
+    /// first reconnect, then whatever the new daemon gave it; `nil` while the
+    /// connection is down or the link is being registered again, and once it ended.
+    public var daemonID: LinkID? { record.target?.id }
 
     /// How the link ended, or `nil` while it is live.
     public var end: DisplayLinkEnd? { record.snapshot.end }
 
     /// Changes the range and/or paused flag; `nil` keeps a value.
+    /// - Throws: ``FrameRateClientError/connectionClosed`` while a reconnecting
+    ///   connection is down (the link comes back with its previous values).
     @discardableResult
     public func update(range: FrameRateRange? = nil, paused: Bool? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
-        try await connection.update(link: id, range: range, paused: paused)
+        try await connection.update(record, range: range, paused: paused)
     }
 
     /// Pauses the link: no ticks until ``resume()``.
@@ -77,12 +101,18 @@ public final class DisplayLinkHandle: Sendable {
     }
 
     /// Removes the link; ``ticks`` finishes and ``end`` becomes ``DisplayLinkEnd/invalidated``.
+    /// While a reconnecting connection is down this succeeds at once: the link is
+    /// not registered again.
     public func invalidate() async throws(FrameRateClientError) {
-        try await connection.invalidate(link: id)
+        try await connection.invalidate(record)
     }
 
-    /// Tells the daemon the frame for tick `sequence` is done (a notification).
+    /// Tells the daemon the frame for tick `sequence` (as this handle's ticks
+    /// number it) is done (a notification). The sequence is mapped back to the
+    /// daemon's; one from before the latest re-registration is sent as 0, which
+    /// only turns overrun pacing on. While a reconnecting connection is down the
+    /// report is dropped without an error.
     public func frameDone(sequence: UInt64) async throws(FrameRateClientError) {
-        try await connection.frameDone(link: id, sequence: sequence)
+        try await connection.frameDone(record, sequence: sequence)
     }
 }

@@ -26,19 +26,42 @@ extension FrameRateConnection {
         let (events, continuation) = AsyncStream.makeStream(
             of: CompositorWatchEvent.self, bufferingPolicy: .bufferingNewest(eventBufferLimit)
         )
-        let result = try await call(V1Method.watch.rawValue, params: JSONValue.object([:]), route: .watch(continuation))
+        let record = WatchRecord(events: continuation, registry: core.registry)
+        let result = try await call(V1Method.watch.rawValue, params: JSONValue.object([:]), route: .watch(record, restoring: false))
         let (id, state) = try ResultDecoding.decode(.watch) { () throws(RPCError) -> (UInt64, CompositorState) in
             let reader = try ParamReader(result, path: "result", allowed: nil)
             let id = UInt64(try reader.requiredInteger("watch", minimum: 1))
             return (id, try CompositorState(json: result["state"] ?? .object([:])))
         }
-        return CompositorWatch(connection: self, id: id, initialState: state, rawResult: result, events: events)
+        return CompositorWatch(connection: self, id: record.snapshot.id ?? id, initialState: state, rawResult: result, events: events)
     }
 
-    /// Ends watch `watch` (`Compositor/Unwatch`); its event stream finishes.
+    /// Ends watch `watch` (`Compositor/Unwatch`, by its application-visible id);
+    /// its event stream finishes.
     public func unwatch(_ watch: UInt64) async throws(FrameRateClientError) {
-        _ = try await call(.unwatch, params: UnwatchRequest(watch: watch).jsonValue)
-        router.removeWatch(watch)
+        guard let record = core.registry.watch(watch) else {
+            let session = try core.currentSession()
+            _ = try await call(.unwatch, params: UnwatchRequest(watch: watch).jsonValue, on: session) { _ in
+                session.router.removeWatch(watch)
+            }
+            return
+        }
+        guard let target = record.target, let current = core.session(for: target.router) else {
+            guard core.reconnects else { throw .connectionClosed }
+            record.finish()
+            return
+        }
+        do throws(FrameRateClientError) {
+            _ = try await call(.unwatch, params: UnwatchRequest(watch: target.id).jsonValue, on: current) { _ in
+                current.router.removeWatch(target.id)
+            }
+        } catch .connectionClosed where core.reconnects {
+            record.finish()
+            if let again = record.snapshot.attachment.target, let now = core.session(for: again.router) {
+                now.router.removeWatch(again.id)
+                try? await notify(V1Method.unwatch.rawValue, params: UnwatchRequest(watch: again.id).jsonValue, on: now)
+            }
+        }
     }
 
     /// The gRPC health status of `service` (`grpc.health.v1.Health/Check`), e.g.

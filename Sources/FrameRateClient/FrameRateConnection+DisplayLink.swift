@@ -31,42 +31,117 @@ extension FrameRateConnection {
 
     /// Registers a display link from a complete request (e.g. a handle's
     /// ``DisplayLinkHandle/registration``, to re-create it on another connection).
+    /// While a reconnecting connection is down this fails at once with
+    /// ``FrameRateClientError/connectionClosed``.
     public func register(
         _ request: RegisterRequest,
         tickBufferLimit: Int = FrameRateConnection.defaultTickBufferLimit
     ) async throws(FrameRateClientError) -> DisplayLinkHandle {
         precondition(tickBufferLimit > 0, "tickBufferLimit must be positive")
         let (ticks, continuation) = AsyncStream.makeStream(of: TickNotification.self, bufferingPolicy: .bufferingNewest(tickBufferLimit))
-        let record = LinkRecord(registration: request)
-        let result = try await call(
-            V1Method.register.rawValue, params: request.jsonValue, route: .link(LinkRoute(ticks: continuation, record: record))
-        )
+        let record = LinkRecord(registration: request, ticks: continuation, registry: core.registry)
+        let result = try await call(V1Method.register.rawValue, params: request.jsonValue, route: .link(record, restoring: false))
         let status = try ResultDecoding.decode(.register) { () throws(RPCError) in try LinkStatusResult(json: result) }
-        record.didUpdate(status: status, range: nil, paused: nil)
+        let current = record.didUpdate(status: status, range: nil, paused: nil)
         return DisplayLinkHandle(
-            connection: self, status: status, display: status.display ?? request.display ?? DisplayID(rawValue: 0),
+            connection: self, status: current, display: status.display ?? request.display ?? DisplayID(rawValue: 0),
             ticks: ticks, record: record
         )
     }
 
     /// Changes link `link`'s range and/or paused flag (`DisplayLink/Update`);
     /// `nil` keeps a value. Returns the new refresh and callback rates.
+    ///
+    /// `link` is the application-visible id (``DisplayLinkHandle/id``); a link of
+    /// this connection is updated under its current daemon-side id.
     public func update(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
+        if let record = core.registry.link(link) {
+            return try await update(record, range: range, paused: paused)
+        }
         let result = try await call(.update, params: UpdateRequest(link: link, range: range, paused: paused).jsonValue)
-        let status = try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
-        router.record(for: link)?.didUpdate(status: status, range: range, paused: paused)
-        return status
+        return try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
     }
 
     /// Removes link `link` (`DisplayLink/Invalidate`); its tick stream finishes.
+    /// `link` is the application-visible id.
     public func invalidate(link: LinkID) async throws(FrameRateClientError) {
-        _ = try await call(.invalidate, params: LinkRequest(link: link).jsonValue)
-        router.removeLink(link, end: .invalidated)
+        if let record = core.registry.link(link) {
+            return try await invalidate(record)
+        }
+        let session = try core.currentSession()
+        _ = try await call(.invalidate, params: LinkRequest(link: link).jsonValue, on: session) { _ in
+            session.router.removeLink(link, end: .invalidated)
+        }
     }
 
     /// Tells the daemon the frame for tick `sequence` of link `link` is done
     /// (`DisplayLink/FrameDone`, sent as a notification: no answer is awaited).
+    /// `link` and `sequence` are the application's (as its ticks carry them).
     public func frameDone(link: LinkID, sequence: UInt64) async throws(FrameRateClientError) {
+        if let record = core.registry.link(link) {
+            return try await frameDone(record, sequence: sequence)
+        }
         try await notify(V1Method.frameDone.rawValue, params: FrameDoneRequest(link: link, sequence: sequence).jsonValue)
+    }
+
+    // MARK: - Through a link's record
+
+    /// The error for an operation on a link that has ended.
+    private static func ended(_ record: LinkRecord) -> FrameRateClientError {
+        let snapshot = record.snapshot
+        let id = snapshot.id.map { "\($0.rawValue)" } ?? "?"
+        let why = snapshot.end.map { "\($0)" } ?? "ended"
+        return .rpc(.status(.notFound, "link \(id) does not exist on this connection any more (\(why))"))
+    }
+
+    func update(_ record: LinkRecord, range: FrameRateRange?, paused: Bool?) async throws(FrameRateClientError) -> LinkStatusResult {
+        guard record.snapshot.end == nil else { throw Self.ended(record) }
+        guard let target = record.target, let session = core.session(for: target.router) else { throw .connectionClosed }
+        let result = try await call(.update, params: UpdateRequest(link: target.id, range: range, paused: paused).jsonValue, on: session) { value in
+            // Recorded as the answer arrives, so a reconnect right after registers the link as updated.
+            if let status = try? LinkStatusResult(json: value) { record.didUpdate(status: status, range: range, paused: paused) }
+        }
+        var status = try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
+        status.link = record.snapshot.id ?? status.link
+        return status
+    }
+
+    func invalidate(_ record: LinkRecord) async throws(FrameRateClientError) {
+        guard record.snapshot.end == nil else { throw Self.ended(record) }
+        guard let target = record.target, let session = core.session(for: target.router) else {
+            // Between connections the daemon has no such link: ending it here is all there is to do.
+            guard core.reconnects else { throw .connectionClosed }
+            record.finish(end: .invalidated)
+            return
+        }
+        do throws(FrameRateClientError) {
+            _ = try await call(.invalidate, params: LinkRequest(link: target.id).jsonValue, on: session) { _ in
+                session.router.removeLink(target.id, end: .invalidated)
+            }
+        } catch .connectionClosed where core.reconnects {
+            // The connection dropped under the call, which released the link; if a new
+            // connection registered it again meanwhile, release it there too.
+            record.finish(end: .invalidated)
+            if let again = record.snapshot.attachment.target, let current = core.session(for: again.router) {
+                current.router.removeLink(again.id, end: .invalidated)
+                try? await notify(V1Method.invalidate.rawValue, params: LinkRequest(link: again.id).jsonValue, on: current)
+            }
+        }
+    }
+
+    func frameDone(_ record: LinkRecord, sequence: UInt64) async throws(FrameRateClientError) {
+        guard !core.isClosed else { throw .connectionClosed }
+        guard record.snapshot.end == nil else { return }  // the daemon would ignore it too
+        guard let target = record.target, let session = core.session(for: target.router) else {
+            // Between connections, or before the link is registered again: nothing to report to.
+            guard core.reconnects else { throw .connectionClosed }
+            return
+        }
+        let params = FrameDoneRequest(link: target.id, sequence: record.daemonSequence(for: sequence)).jsonValue
+        do throws(FrameRateClientError) {
+            try await notify(V1Method.frameDone.rawValue, params: params, on: session)
+        } catch .connectionClosed where core.reconnects {
+            return
+        }
     }
 }

@@ -9,20 +9,51 @@ import NIOPosix
 /// Calls may be made concurrently from any task; responses are matched to
 /// calls by id. Links registered (``register(_:tickBufferLimit:)``) and watches
 /// started (``watch(eventBufferLimit:)``) belong to this connection: the daemon
-/// releases them when it closes. When the connection closes, for any reason,
-/// every pending call fails with ``FrameRateClientError/connectionClosed`` (or
-/// the protocol error that closed it) and every tick and event stream finishes.
+/// releases them when it closes.
+///
+/// **Without reconnect** (the default), when the connection closes for any
+/// reason every pending call fails with ``FrameRateClientError/connectionClosed``
+/// (or the protocol error that closed it) and every tick and event stream finishes.
+///
+/// **With reconnect** (`connect(…, reconnect: .default)`), a connection that
+/// drops (the daemon stopped or restarted: its `Closed` notifications with
+/// status `UNAVAILABLE` and the closed socket are taken as that) is made again
+/// with the ``ReconnectPolicy``'s backoff, and every live link is registered
+/// again with its current range, paused flag, label, display and entitlement,
+/// and every watch started again:
+///
+/// - a ``DisplayLinkHandle`` and its ``DisplayLinkHandle/ticks`` stream carry on:
+///   its ``DisplayLinkHandle/id`` stays the same (the daemon's new id is
+///   ``DisplayLinkHandle/daemonID``), ticks carry that id, and the outage shows
+///   as one tick whose `skipped` counts the link's intervals that passed (see
+///   ``DisplayLinkHandle/ticks`` for the exact rule), with `sequence` continuing
+///   from the application's last one; ``DisplayLinkHandle/frameDone(sequence:)``
+///   takes those sequences and maps them back to the daemon's;
+/// - a ``CompositorWatch`` carries on with the same id and event stream, which
+///   first gets one synthetic event of kind ``CompositorWatchEvent/resynchronizedKind``
+///   carrying the new daemon's full state (events during the outage are lost);
+/// - calls pending when the connection drops, and calls made while it is down,
+///   fail at once with ``FrameRateClientError/connectionClosed`` (nothing waits for
+///   the daemon to come back); except that ``DisplayLinkHandle/frameDone(sequence:)``
+///   is dropped silently and ``DisplayLinkHandle/invalidate()`` /
+///   ``CompositorWatch/unwatch()`` succeed locally (the daemon has already
+///   released the link), so a render loop sees no error;
+/// - a link the daemon refuses to register again (e.g. its display is gone)
+///   ends with ``DisplayLinkEnd/reregistrationFailed(_:)``: its tick stream
+///   finishes and ``DisplayLinkHandle/end`` carries the daemon's error. Updates
+///   that failed during the outage are not replayed: a link comes back with the
+///   last range and paused flag the daemon accepted.
 ///
 /// The connection closes when ``close()`` is called or when the last reference
 /// to it goes away; each ``DisplayLinkHandle`` and ``CompositorWatch`` keeps
 /// its connection alive.
 ///
 /// ```swift
-/// let connection = try await FrameRateConnection.connect()
+/// let connection = try await FrameRateConnection.connect(reconnect: .default)
 /// let link = try await connection.register(range: FrameRateRange(minimum: 80, maximum: 120, preferred: 120))
 /// for await tick in link.ticks {
 ///     let secondsLeft = tick.workingTimeLeft()   // until targetTimestamp, CLOCK_MONOTONIC
-///     // … render, then:
+///     // … render, advancing animations by (tick.skipped + 1) / tick.callbackRate seconds, then:
 ///     try await link.frameDone(sequence: tick.sequence)
 /// }
 /// ```
@@ -30,17 +61,20 @@ public final class FrameRateConnection: Sendable {
     /// The socket path this connection was made to.
     public let socketPath: String
 
-    let channel: any Channel
-    let router: ClientRouter
+    let core: ConnectionCore
 
-    init(channel: any Channel, router: ClientRouter, socketPath: String) {
-        self.channel = channel
-        self.router = router
+    init(core: ConnectionCore, socketPath: String) {
+        self.core = core
         self.socketPath = socketPath
     }
 
+    /// A connection over an already connected `channel` whose lines go to `router`, without reconnect.
+    convenience init(channel: any Channel, router: ClientRouter, socketPath: String) {
+        self.init(core: ConnectionCore(session: .init(channel: channel, router: router), policy: nil, connector: nil), socketPath: socketPath)
+    }
+
     deinit {
-        channel.close(promise: nil)
+        core.closeNow()
     }
 
     /// Connects to the daemon.
@@ -48,43 +82,54 @@ public final class FrameRateConnection: Sendable {
     /// - Parameters:
     ///   - socketPath: the socket; `nil` resolves it by ``SocketPath/resolve(explicit:environment:userID:)``
     ///     (`$FRAMERATED_SOCKET`, then the system or per-user default).
-    ///   - eventLoopGroup: where the connection's I/O runs; `nil` uses
-    ///     `MultiThreadedEventLoopGroup.singleton`.
+    ///   - eventLoopGroup: where the connection's I/O (and its reconnect timers) run;
+    ///     `nil` uses `MultiThreadedEventLoopGroup.singleton`.
+    ///   - reconnect: when set, a connection that drops is made again with this
+    ///     backoff and its links and watches are registered again (see
+    ///     ``FrameRateConnection``); `nil` (the default) closes for good instead,
+    ///     which suits one-shot commands that should fail fast.
     /// - Throws: ``FrameRateClientError/daemonNotRunning(path:)`` when nothing listens
     ///   there, ``FrameRateClientError/permissionDenied(path:)`` when this user may not
     ///   connect, ``FrameRateClientError/connectionFailed(path:reason:)`` otherwise.
+    ///   The first connect is never retried, with or without `reconnect`.
     public static func connect(
         socketPath: String? = nil,
-        eventLoopGroup: (any EventLoopGroup)? = nil
+        eventLoopGroup: (any EventLoopGroup)? = nil,
+        reconnect: ReconnectPolicy? = nil
     ) async throws(FrameRateClientError) -> FrameRateConnection {
         let path = SocketPath.resolve(explicit: socketPath)
-        let router = ClientRouter()
-        let bootstrap = ClientBootstrap(group: eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(
-                        ByteToMessageHandler(NDJSONLineDecoder()),
-                        ClientChannelHandler(router: router)
-                    )
-                }
-            }
+        let connector = ConnectionCore.connector(path: path, group: eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
+        let router = ClientRouter(registry: StreamRegistry(), keepsStreamsOnClose: reconnect != nil)
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+            channel = try await connector(router).get()
         } catch {
             throw ConnectFailure.map(error, path: path)
         }
-        return FrameRateConnection(channel: channel, router: router, socketPath: path)
+        let core = ConnectionCore(session: .init(channel: channel, router: router), policy: reconnect, connector: connector)
+        return FrameRateConnection(core: core, socketPath: path)
     }
 
-    /// Whether the connection has closed; every call now fails with ``FrameRateClientError/connectionClosed``.
-    public var isClosed: Bool { router.isClosed }
+    /// The reconnect policy, or `nil` when the connection closes for good once it drops.
+    public var reconnectPolicy: ReconnectPolicy? { core.policy }
+
+    /// Whether the connection has closed for good; every call now fails with
+    /// ``FrameRateClientError/connectionClosed``. A reconnecting connection is
+    /// not closed while it waits for the daemon.
+    public var isClosed: Bool { core.isClosed }
+
+    /// Whether the connection is up right now (`false` while reconnecting and once closed).
+    public var isConnected: Bool { core.isConnected }
+
+    /// How many times the connection was made again after dropping.
+    public var reconnectCount: Int { core.reconnectCount }
 
     /// Sends request `method` with `params` (an object or array, or `nil` for none)
     /// and returns the daemon's `result` unchanged.
     ///
     /// Streams started through this raw call (e.g. a Register) are not routed:
-    /// their notifications are dropped. Use the typed methods for those.
+    /// their notifications are dropped, and they are not registered again after a
+    /// reconnect. Use the typed methods for those.
     /// - Throws: ``FrameRateClientError/rpc(_:)`` with the daemon's error, or why no answer came.
     public func call(_ method: String, params: JSONValue?) async throws(FrameRateClientError) -> JSONValue {
         try await call(method, params: params, route: nil)
@@ -97,32 +142,61 @@ public final class FrameRateConnection: Sendable {
 
     /// Sends `method` as a notification (no id, no answer); returns once it is written.
     public func notify(_ method: String, params: JSONValue?) async throws(FrameRateClientError) {
-        guard !router.isClosed else { throw .connectionClosed }
-        var buffer = channel.allocator.buffer(capacity: 96)
+        try await notify(method, params: params, on: core.currentSession())
+    }
+
+    /// Closes the connection for good (no more reconnects), which releases its
+    /// links and watches on the daemon. Returns once pending calls have failed and
+    /// streams have finished.
+    public func close() async {
+        if let session = core.markClosed() {
+            session.channel.close(promise: nil)
+            try? await session.channel.closeFuture.get()
+            session.router.shutDown(reason: .connectionClosed)
+        }
+        core.finishAll()
+    }
+
+    /// Sends `method` as a notification on `session`.
+    func notify(_ method: String, params: JSONValue?, on session: ConnectionCore.Session) async throws(FrameRateClientError) {
+        guard !session.router.isClosed else { throw .connectionClosed }
+        var buffer = session.channel.allocator.buffer(capacity: 96)
         JSONRPCOutboundMessage.notification(method: method, params: params).writeLine(into: &buffer)
         do {
-            try await channel.writeAndFlush(buffer).get()
+            try await session.channel.writeAndFlush(buffer).get()
         } catch {
             throw .connectionClosed
         }
     }
 
-    /// Closes the connection, which releases its links and watches on the daemon.
-    /// Returns once pending calls have failed and streams have finished.
-    public func close() async {
-        channel.close(promise: nil)
-        try? await channel.closeFuture.get()
-        router.shutDown(reason: .connectionClosed)
-    }
-
-    /// Sends a request whose success starts `route`, installed before the next line is read.
-    func call(_ method: String, params: JSONValue?, route: StreamRoute?) async throws(FrameRateClientError) -> JSONValue {
+    /// Sends a request whose success starts `route` (installed before the next
+    /// line is read) and runs `onSuccess` (on the event loop, also before the next
+    /// line), on `session` or else the current session.
+    func call(
+        _ method: String, params: JSONValue?, route: StreamRoute?, on session: ConnectionCore.Session? = nil,
+        onSuccess: (@Sendable (JSONValue) -> Void)? = nil
+    ) async throws(FrameRateClientError) -> JSONValue {
+        let target: ConnectionCore.Session
+        if let session {
+            target = session
+        } else {
+            do throws(FrameRateClientError) {
+                target = try core.currentSession()
+            } catch {
+                route?.finishUnused()
+                throw error
+            }
+        }
+        let router = target.router
+        let channel = target.channel
         let id = router.makeRequestID()
-        let router = self.router
-        let channel = self.channel
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (reply: ClientRouter.Reply) in
-                if let refusal = router.enqueue(id: id, reply: reply, route: route) {
+                let refusal = router.enqueue(id: id, route: route) { result in
+                    if case .success(let value) = result { onSuccess?(value) }
+                    reply.resume(returning: result)
+                }
+                if let refusal {
                     reply.resume(returning: .failure(refusal))
                     return
                 }
@@ -136,5 +210,12 @@ public final class FrameRateConnection: Sendable {
             router.cancel(id: id)
         }
         return try result.get()
+    }
+
+    /// Sends request `method` (a V1 method) on `session`; see ``call(_:params:route:on:onSuccess:)``.
+    func call(
+        _ method: V1Method, params: JSONValue?, on session: ConnectionCore.Session, onSuccess: (@Sendable (JSONValue) -> Void)? = nil
+    ) async throws(FrameRateClientError) -> JSONValue {
+        try await call(method.rawValue, params: params, route: nil, on: session, onSuccess: onSuccess)
     }
 }

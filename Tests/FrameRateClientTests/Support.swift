@@ -31,12 +31,12 @@ struct TestLink {
     let record: LinkRecord
     let route: StreamRoute
 
-    init(bufferLimit: Int = 8) {
+    init(bufferLimit: Int = 8, registry: StreamRegistry = StreamRegistry()) {
         let (ticks, continuation) = AsyncStream.makeStream(of: TickNotification.self, bufferingPolicy: .bufferingNewest(bufferLimit))
         let range = try! FrameRateRange(minimum: 80, maximum: 120, preferred: 120)
         self.ticks = ticks
-        self.record = LinkRecord(registration: RegisterRequest(range: range, highFrameRate: true))
-        self.route = .link(LinkRoute(ticks: continuation, record: record))
+        self.record = LinkRecord(registration: RegisterRequest(range: range, highFrameRate: true), ticks: continuation, registry: registry)
+        self.route = .link(record, restoring: false)
     }
 
     /// Every tick still buffered or yet to come, until the stream finishes.
@@ -52,10 +52,10 @@ struct TestWatch {
     let events: AsyncStream<CompositorWatchEvent>
     let route: StreamRoute
 
-    init(bufferLimit: Int = 64) {
+    init(bufferLimit: Int = 64, registry: StreamRegistry = StreamRegistry()) {
         let (events, continuation) = AsyncStream.makeStream(of: CompositorWatchEvent.self, bufferingPolicy: .bufferingNewest(bufferLimit))
         self.events = events
-        self.route = .watch(continuation)
+        self.route = .watch(WatchRecord(events: continuation, registry: registry), restoring: false)
     }
 
     func collect() async -> [CompositorWatchEvent] {

@@ -14,7 +14,9 @@ struct RegisterCommand: AsyncParsableCommand {
             timestamp and target (seconds on CLOCK_MONOTONIC), working time left until the target \
             (ms), the measured rate (1 / time since the previous tick) and ticks skipped. \
             Ctrl-C (or --count) invalidates the link and exits 0. The range is checked before \
-            the daemon is contacted.
+            the daemon is contacted. If the daemon restarts, framectl reconnects (backing off \
+            from 10 ms to 1 s) and registers the link again; the ticks go on under the same \
+            link id, the outage showing as one tick with skipped > 0.
 
             Examples:
               framectl register --min 80 --max 120 --preferred 120
@@ -67,7 +69,8 @@ struct RegisterCommand: AsyncParsableCommand {
 
     func run() async throws {
         let range = try ArgumentRules.range(minimum: minimum, maximum: maximum, preferred: preferred)
-        let connection = try await global.connect()
+        // A daemon restart should not end a long-running register: reconnect and register again.
+        let connection = try await global.connect(reconnect: .default)
         let link = try await connection.register(
             range: range, display: try ArgumentRules.display(display), paused: paused, label: label, highFrameRate: highFrameRate
         )

@@ -15,8 +15,10 @@ struct ConnectionOptions: ParsableArguments {
     )
     var socket: String?
 
-    /// Connects to the daemon at the resolved path.
-    func connect() async throws(FrameRateClientError) -> FrameRateConnection {
-        try await FrameRateConnection.connect(socketPath: SocketPath.resolve(explicit: socket))
+    /// Connects to the daemon at the resolved path; with `reconnect`, a connection
+    /// that drops later is made again (only `register` asks for that: one-shot
+    /// commands fail fast).
+    func connect(reconnect: ReconnectPolicy? = nil) async throws(FrameRateClientError) -> FrameRateConnection {
+        try await FrameRateConnection.connect(socketPath: SocketPath.resolve(explicit: socket), reconnect: reconnect)
     }
 }

@@ -1,0 +1,286 @@
+import FrameRateModel
+import FrameRateProtocol
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The state behind a ``FrameRateConnection``: its current session (channel
+/// and router), and, when it reconnects, the reconnect loop and the
+/// re-registration of every live link and watch.
+///
+/// **Why the reconnect loop runs on NIO, not in a task.** The loop is a chain of
+/// event-loop callbacks: the dropped channel's `closeFuture` schedules the first
+/// attempt with `EventLoop.scheduleTask(in:)`, an attempt is a `ClientBootstrap`
+/// connect future, its failure schedules the next attempt and its success
+/// re-registers over the new channel with callback-completed calls. No `Task` is
+/// spawned, so nothing outlives the connection unstructured: the only pending
+/// work is one `Scheduled` timer or one connect future at a time, both owned by
+/// this object's state, cancelled or ignored once ``close()`` (or the
+/// connection's `deinit`) moves it to `closed`. The application needs no task of
+/// its own to keep the connection alive, and a `for await` over a link's ticks
+/// simply waits through the outage.
+final class ConnectionCore: Sendable {
+    /// Opens a channel to the daemon whose lines go to the given router.
+    typealias Connector = @Sendable (ClientRouter) -> EventLoopFuture<any Channel>
+
+    /// One connection to one daemon.
+    struct Session: Sendable {
+        let channel: any Channel
+        let router: ClientRouter
+    }
+
+    private enum Phase: Sendable {
+        /// Connected: calls go to this session.
+        case connected(Session)
+        /// The connection dropped; attempt `attempt` (0 is the first) is scheduled
+        /// (`timer`) or connecting.
+        case reconnecting(attempt: Int, timer: Scheduled<Void>?)
+        /// Closed for good.
+        case closed
+    }
+
+    private struct State: Sendable {
+        var phase: Phase
+        var reconnects = 0
+    }
+
+    /// The reconnect policy, or `nil` for a connection that closes for good when it drops.
+    let policy: ReconnectPolicy?
+    /// The live links and watches, across sessions.
+    let registry: StreamRegistry
+    private let connector: Connector?
+    private let state: Mutex<State>
+
+    /// A core whose first session is `session`; `connector` opens the next ones
+    /// (needed when `policy` is set).
+    init(session: Session, policy: ReconnectPolicy?, connector: Connector?) {
+        precondition(policy == nil || connector != nil, "a reconnecting connection needs a connector")
+        self.policy = policy
+        self.registry = session.router.registry
+        self.connector = connector
+        self.state = Mutex(State(phase: .connected(session)))
+        observe(session)
+    }
+
+    /// A connector over a Unix socket at `path`, with the client's pipeline.
+    static func connector(path: String, group: any EventLoopGroup) -> Connector {
+        { router in
+            ClientBootstrap(group: group)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers(
+                            ByteToMessageHandler(NDJSONLineDecoder()),
+                            ClientChannelHandler(router: router)
+                        )
+                    }
+                }
+                .connect(unixDomainSocketPath: path)
+        }
+    }
+
+    // MARK: - State
+
+    /// The session calls go to now.
+    /// - Throws: ``FrameRateClientError/connectionClosed`` while reconnecting or once closed.
+    func currentSession() throws(FrameRateClientError) -> Session {
+        guard case .connected(let session) = state.withLock({ $0.phase }) else { throw .connectionClosed }
+        return session
+    }
+
+    /// The current session if it is `router`'s.
+    func session(for router: ClientRouter) -> Session? {
+        guard case .connected(let session) = state.withLock({ $0.phase }), session.router === router else { return nil }
+        return session
+    }
+
+    /// Whether the connection is closed for good.
+    var isClosed: Bool {
+        switch state.withLock({ $0.phase }) {
+        case .connected(let session): policy == nil && session.router.isClosed
+        case .reconnecting: false
+        case .closed: true
+        }
+    }
+
+    /// Whether a session is up (and has not noticed it dropped yet).
+    var isConnected: Bool {
+        guard case .connected(let session) = state.withLock({ $0.phase }) else { return false }
+        return !session.router.isClosed
+    }
+
+    /// Whether the connection reconnects (and is not closed for good).
+    var reconnects: Bool { policy != nil && !isClosed }
+
+    /// How many times the connection was re-established.
+    var reconnectCount: Int { state.withLock { $0.reconnects } }
+
+    /// Closes for good: no more reconnects; returns the session to close, if any.
+    /// Streams are not finished yet (see ``finishAll()``).
+    func markClosed() -> Session? {
+        let (session, timer): (Session?, Scheduled<Void>?) = state.withLock { state in
+            defer { state.phase = .closed }
+            switch state.phase {
+            case .connected(let session): return (session, nil)
+            case .reconnecting(_, let timer): return (nil, timer)
+            case .closed: return (nil, nil)
+            }
+        }
+        timer?.cancel()
+        return session
+    }
+
+    /// Closes for good without waiting: the `deinit` path.
+    func closeNow() {
+        if let session = markClosed() {
+            session.channel.close(promise: nil)
+            session.router.shutDown(reason: .connectionClosed)
+        }
+        finishAll()
+    }
+
+    /// Ends every live link (``DisplayLinkEnd/connectionClosed``) and watch.
+    func finishAll() {
+        let (links, watches) = registry.live
+        for link in links { link.finish(end: .connectionClosed) }
+        for watch in watches { watch.finish() }
+    }
+
+    // MARK: - The reconnect loop
+
+    private func observe(_ session: Session) {
+        session.channel.closeFuture.whenComplete { _ in self.sessionEnded(session) }
+    }
+
+    /// `session`'s channel closed (the daemon went away, or ``close()``).
+    private func sessionEnded(_ session: Session) {
+        session.router.shutDown(reason: .connectionClosed)
+        enum Next { case nothing, finish, reconnect }
+        let next: Next = state.withLock { state in
+            guard case .connected(let current) = state.phase, current.router === session.router else { return .nothing }
+            guard policy != nil else {
+                state.phase = .closed
+                return .finish
+            }
+            state.phase = .reconnecting(attempt: 0, timer: nil)
+            return .reconnect
+        }
+        switch next {
+        case .nothing: break
+        case .finish: finishAll()
+        case .reconnect: schedule(attempt: 0, on: session.channel.eventLoop)
+        }
+    }
+
+    /// Schedules attempt `attempt` after the policy's delay, or gives up.
+    private func schedule(attempt: Int, on loop: any EventLoop) {
+        guard let policy else { return }
+        guard policy.allowsAttempt(attempt) else {
+            let gaveUp = state.withLock { state -> Bool in
+                guard case .reconnecting = state.phase else { return false }
+                state.phase = .closed
+                return true
+            }
+            if gaveUp { finishAll() }
+            return
+        }
+        let delay = policy.delay(attempt: attempt, random: Double.random(in: 0..<1))
+        let timer = loop.scheduleTask(in: TimeAmount(delay)) { self.connect(attempt: attempt, loop: loop) }
+        let waiting = state.withLock { state -> Bool in
+            guard case .reconnecting = state.phase else { return false }
+            state.phase = .reconnecting(attempt: attempt, timer: timer)
+            return true
+        }
+        if !waiting { timer.cancel() }
+    }
+
+    /// Makes attempt `attempt`.
+    private func connect(attempt: Int, loop: any EventLoop) {
+        guard let connector, case .reconnecting = state.withLock({ $0.phase }) else { return }
+        let router = ClientRouter(registry: registry, keepsStreamsOnClose: true)
+        connector(router).whenComplete { result in
+            switch result {
+            case .success(let channel): self.connected(Session(channel: channel, router: router))
+            case .failure: self.schedule(attempt: attempt + 1, on: loop)
+            }
+        }
+    }
+
+    /// A new session is up: calls go to it, and every live link and watch is registered again on it.
+    private func connected(_ session: Session) {
+        let accepted = state.withLock { state -> Bool in
+            guard case .reconnecting = state.phase else { return false }
+            state.phase = .connected(session)
+            state.reconnects += 1
+            return true
+        }
+        guard accepted else {
+            session.channel.close(promise: nil)
+            return
+        }
+        observe(session)
+        restore(on: session)
+    }
+
+    // MARK: - Re-registration
+
+    /// Registers every live link again (with its current range, paused flag,
+    /// label, display and entitlement), then starts every live watch again, in
+    /// id order, pipelined on `session`.
+    func restore(on session: Session) {
+        let router = session.router
+        let (links, watches) = registry.live
+        var requests: [(id: Int64, message: JSONRPCOutboundMessage)] = []
+        for record in links {
+            guard let request = record.beginReregistering(on: router) else { continue }
+            let id = router.makeRequestID()
+            let refusal = router.enqueue(id: id, route: .link(record, restoring: true)) { result in
+                Self.reregistered(record, result: result, on: router)
+            }
+            if refusal != nil { return }  // the session is already gone; the next one restores
+            requests.append((id, .request(id: .number(JSONNumber(id)), method: V1Method.register.rawValue, params: request.jsonValue)))
+        }
+        for record in watches {
+            guard record.beginRewatching(on: router) else { continue }
+            let id = router.makeRequestID()
+            let refusal = router.enqueue(id: id, route: .watch(record, restoring: true)) { result in
+                Self.rewatched(record, result: result, on: router)
+            }
+            if refusal != nil { return }
+            requests.append((id, .request(id: .number(JSONNumber(id)), method: V1Method.watch.rawValue, params: JSONValue.object([:]))))
+        }
+        guard !requests.isEmpty else { return }
+        for (id, message) in requests {
+            var buffer = session.channel.allocator.buffer(capacity: 160)
+            message.writeLine(into: &buffer)
+            session.channel.write(buffer).whenFailure { _ in router.fail(id: id, with: .connectionClosed) }
+        }
+        session.channel.flush()
+    }
+
+    /// Whether a failed re-registration is retried on the next connection: the
+    /// connection closed under it, or the daemon is stopping (`UNAVAILABLE`).
+    private static func isTransient(_ error: FrameRateClientError, on router: ClientRouter) -> Bool {
+        router.isClosed || error.status == .unavailable
+    }
+
+    private static func reregistered(_ record: LinkRecord, result: Result<JSONValue, FrameRateClientError>, on router: ClientRouter) {
+        switch result {
+        case .success(let value):
+            if let status = try? LinkStatusResult(json: value) { record.didUpdate(status: status, range: nil, paused: nil) }
+        case .failure(let error):
+            if !isTransient(error, on: router) { record.finish(end: .reregistrationFailed(error)) }
+        }
+    }
+
+    private static func rewatched(_ record: WatchRecord, result: Result<JSONValue, FrameRateClientError>, on router: ClientRouter) {
+        switch result {
+        case .success(let value):
+            guard let id = record.snapshot.id, record.target != nil else { return }
+            var params: JSONObject = ["watch": .number(JSONNumber(Int64(id))), "kind": .string(CompositorWatchEvent.resynchronizedKind)]
+            if let state = value["state"] { params.append(key: "state", value: state) }
+            record.deliver(CompositorWatchEvent(watch: id, params: .object(params)))
+        case .failure(let error):
+            if !isTransient(error, on: router) { record.finish() }
+        }
+    }
+}
