@@ -15,7 +15,7 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd
 
-.PHONY: deps build run test test-swift install uninstall clean
+.PHONY: deps build run test test-swift test-clients install uninstall clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -40,7 +40,7 @@ run: deps
 	exec "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/framerated" $(ARGS)
 
 ## test: every test suite.
-test: build test-swift
+test: build test-swift test-clients
 
 # Unit tests run in parallel; the integration tests measure tick rates on a 2-core
 # machine, so they run one at a time, and the systemd end-to-end test runs alone, with
@@ -50,6 +50,20 @@ test-swift:
 	$(SWIFT) test -c $(CONFIGURATION) --skip-build --skip IntegrationTests && \
 	FRAMERATED_BIN_DIR="$$bin" $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter IntegrationTests --skip SystemdEndToEndTests --no-parallel && \
 	FRAMERATED_BIN_DIR="$$bin" FRAMERATED_REQUIRE_SYSTEMD_E2E=1 $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter SystemdEndToEndTests
+
+## test-clients: the Python package (pip-installed, then pytest) and the C library (its make test:
+## ASan/UBSan parser fuzz, daemon tests, install check), each against the built framerated.
+test-clients: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product framerated
+	@set -e; bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"; \
+	export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore; \
+	python3 -m pip --version >/dev/null 2>&1 || { echo "installing python3-pip"; DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip; }; \
+	python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install --quiet pytest; \
+	isolation=""; python3 -c 'import setuptools, wheel, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 61)' 2>/dev/null && isolation=--no-build-isolation; \
+	echo "pip install ./clients/python $$isolation"; python3 -m pip install --quiet $$isolation ./clients/python; \
+	echo "pytest clients/python/tests (FRAMERATED_BIN_DIR=$$bin)"; \
+	FRAMERATED_BIN_DIR="$$bin" python3 -m pytest -q -p no:cacheprovider clients/python/tests; \
+	$(MAKE) --no-print-directory -C clients/c test FRAMERATED_BIN_DIR="$$bin"
 
 ## install: release build; binaries, units, sysusers.d and docs under $(DESTDIR)$(PREFIX).
 ## Without DESTDIR it also creates the users and reloads systemd; it never enables anything.

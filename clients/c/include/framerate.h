@@ -1,0 +1,207 @@
+/* libframerate: the C client for framerated, the Linux frame-rate hint broker.
+ *
+ * One connection (fr_conn) to the daemon's Unix socket carries display links
+ * (fr_link, the CADisplayLink analog). Every call blocks; the library never
+ * starts threads or installs signal handlers (it writes with MSG_NOSIGNAL).
+ * A connection and its links must be used from one thread at a time.
+ *
+ * Times: fr_tick.timestamp and .target_timestamp are seconds on CLOCK_MONOTONIC,
+ * the clock clock_gettime(CLOCK_MONOTONIC, ...) reads, so
+ *     target_timestamp - now   is the working time left for a frame.
+ *
+ * Errors: functions return FR_OK (0) or a negative fr_err. FR_ERPC means the
+ * daemon answered with an error: fr_last_error(conn) has its gRPC status
+ * (code, name), message and the offending field.
+ *
+ * Reconnect (on by default): when the daemon goes away, the next call that
+ * needs it reconnects with backoff (50 ms doubling to 1 s) for up to 30 s and
+ * registers every live link again with its latest range and paused flag. The
+ * fr_link pointers, their fr_link_id and their tick numbering stay the same
+ * (only fr_link_daemon_id changes); the first tick after the reconnect reports
+ * the outage as one gap: skipped = max(1, round((timestamp - last.timestamp) *
+ * callback_rate) - 1), rounding half away from zero (0 for a link that was
+ * paused), and sequence == previous.sequence + skipped + 1 keeps holding, as in
+ * the Swift and Python clients.
+ *
+ *     fr_conn *conn;
+ *     fr_link *link;
+ *     fr_link_options opt = FR_LINK_OPTIONS_INIT;
+ *     opt.range = (fr_range){80, 120, 120};
+ *     opt.high_frame_rate = 1;
+ *     if (fr_connect(NULL, &conn) != FR_OK || fr_register(conn, &opt, &link) != FR_OK) ...
+ *     fr_tick tick;
+ *     while (fr_next_tick(link, &tick, 1000) == FR_OK) { ... fr_frame_done(link, tick.sequence); }
+ *     fr_close(conn);
+ */
+#ifndef FRAMERATE_H
+#define FRAMERATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(FR_BUILDING_LIBRARY)
+#define FR_API __attribute__((visibility("default")))
+#else
+#define FR_API
+#endif
+
+#define FR_VERSION_MAJOR 0
+#define FR_VERSION_MINOR 1
+#define FR_VERSION_PATCH 0
+
+/* Error codes: FR_OK, or a negative value. */
+typedef enum fr_err {
+    FR_OK = 0,
+    FR_EINVAL = -1,      /* a bad argument (e.g. a non-finite rate, a NULL pointer) */
+    FR_ENOMEM = -2,      /* out of memory */
+    FR_ENOTRUNNING = -3, /* nothing listens on the socket: the daemon is not running */
+    FR_EACCES = -4,      /* this user may not connect to the socket */
+    FR_ECONNECT = -5,    /* another connect failure (path too long, not a socket, ...) */
+    FR_EIO = -6,         /* reading or writing the socket failed */
+    FR_EPROTO = -7,      /* the daemon sent a malformed line (or one too long) */
+    FR_ETIMEDOUT = -8,   /* no tick or answer within the timeout */
+    FR_ECLOSED = -9,     /* the connection is closed and will not reconnect */
+    FR_ERPC = -10,       /* the daemon answered with an error: see fr_last_error() */
+    FR_EENDED = -11      /* the link has ended: see fr_link_error() */
+} fr_err;
+
+/* gRPC status codes, as fr_error.grpc_code. */
+enum {
+    FR_GRPC_OK = 0, FR_GRPC_CANCELLED = 1, FR_GRPC_UNKNOWN = 2, FR_GRPC_INVALID_ARGUMENT = 3,
+    FR_GRPC_DEADLINE_EXCEEDED = 4, FR_GRPC_NOT_FOUND = 5, FR_GRPC_ALREADY_EXISTS = 6,
+    FR_GRPC_PERMISSION_DENIED = 7, FR_GRPC_RESOURCE_EXHAUSTED = 8, FR_GRPC_FAILED_PRECONDITION = 9,
+    FR_GRPC_ABORTED = 10, FR_GRPC_OUT_OF_RANGE = 11, FR_GRPC_UNIMPLEMENTED = 12, FR_GRPC_INTERNAL = 13,
+    FR_GRPC_UNAVAILABLE = 14, FR_GRPC_DATA_LOSS = 15, FR_GRPC_UNAUTHENTICATED = 16
+};
+
+/* An error the daemon reported (or, for links, why the link ended). */
+typedef struct fr_error {
+    int code;            /* JSON-RPC "code" as sent: the gRPC number, or -32602 etc. */
+    int grpc_code;       /* the gRPC status number of `status` (FR_GRPC_*) */
+    char status[32];     /* the gRPC status name, e.g. "NOT_FOUND" (data.status) */
+    char message[512];   /* the daemon's sentence for people (truncated) */
+    char field[128];     /* data.field, the offending parameter (e.g. "range.minimum"), or "" */
+} fr_error;
+
+/* A CAFrameRateRange, Hz. preferred 0 = no preference. */
+typedef struct fr_range {
+    double minimum;
+    double maximum;
+    double preferred;
+} fr_range;
+
+/* One tick of a link (framerate.v1.DisplayLink/Tick). */
+typedef struct fr_tick {
+    uint64_t link;            /* the link's id, fr_link_id (kept across reconnects) */
+    uint64_t sequence;        /* sequence == previous.sequence + skipped + 1, across reconnects too */
+    double timestamp;         /* the vsync starting this interval, s, CLOCK_MONOTONIC */
+    double target_timestamp;  /* the deadline for this frame, s, CLOCK_MONOTONIC */
+    double duration;          /* the display's refresh period, 1 / refresh_rate, s */
+    double refresh_rate;      /* the display's rate in force, Hz */
+    double callback_rate;     /* this link's rate, Hz */
+    uint64_t skipped;         /* intervals without a tick since the previous one delivered */
+} fr_tick;
+
+typedef struct fr_link_options {
+    fr_range range;
+    int64_t display;          /* display id, or -1 for the default display */
+    int paused;               /* start paused */
+    int high_frame_rate;      /* declare the high-frame-rate entitlement (> 60 Hz on phones) */
+    const char *label;        /* shown by framectl status; NULL for none; copied */
+} fr_link_options;
+
+#define FR_LINK_OPTIONS_INIT { { 0, 0, 0 }, -1, 0, 0, NULL }
+
+/* A link's state as the library knows it. */
+typedef struct fr_link_state {
+    uint64_t id;              /* fr_link_id: the daemon's id at the first registration, kept */
+    uint64_t daemon_id;       /* the daemon's id now (0 while reconnecting) */
+    int64_t display;
+    fr_range range;           /* as last registered or updated */
+    int paused;
+    double refresh_rate;      /* from the latest Register/Update answer */
+    double callback_rate;
+    int ended;                /* 1 once the link ended (see fr_link_error) */
+} fr_link_state;
+
+typedef struct fr_conn fr_conn;
+typedef struct fr_link fr_link;
+
+/* A sentence for an fr_err. */
+FR_API const char *fr_strerror(int err);
+
+/* The socket path by the rule framectl uses: explicit_path if non-empty, else
+ * $FRAMERATED_SOCKET, else /run/framerated/framerated.sock for root, else
+ * $XDG_RUNTIME_DIR/framerated.sock, else /tmp/framerated-UID.sock.
+ * Returns FR_OK, or FR_EINVAL when buf is too small. */
+FR_API int fr_socket_path(const char *explicit_path, char *buf, size_t size);
+
+/* Connects; path NULL or "" resolves it with fr_socket_path. */
+FR_API int fr_connect(const char *path, fr_conn **out);
+/* Closes the connection (the daemon releases its links) and frees every fr_link of it. */
+FR_API void fr_close(fr_conn *conn);
+
+/* Reconnect on (default) or off, and how long to keep trying (ms, < 0 forever; default 30000). */
+FR_API int fr_set_reconnect(fr_conn *conn, int enabled, int timeout_ms);
+/* How long a request waits for its answer (ms; default 5000). */
+FR_API int fr_set_request_timeout(fr_conn *conn, int timeout_ms);
+FR_API const char *fr_conn_path(const fr_conn *conn);
+/* The socket descriptor, for poll(2) (-1 while disconnected; it changes on reconnect). */
+FR_API int fr_fd(const fr_conn *conn);
+/* How many times the connection was re-established. */
+FR_API unsigned fr_reconnects(const fr_conn *conn);
+/* The latest error: the daemon's answer after FR_ERPC, or what ended a link. */
+FR_API const fr_error *fr_last_error(const fr_conn *conn);
+
+/* DisplayLink/Register. On FR_ERPC, fr_last_error has e.g. INVALID_ARGUMENT with
+ * field "range.minimum", NOT_FOUND (no such display), RESOURCE_EXHAUSTED. */
+FR_API int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out);
+
+/* The next tick of `link` into *tick. Blocks up to timeout_ms (< 0 forever,
+ * 0 just checks). Reads and queues ticks of the connection's other links
+ * (each keeps its newest 16; older ones are dropped and counted in skipped).
+ * Returns FR_OK, FR_ETIMEDOUT, FR_EENDED (the link ended: fr_link_error), or
+ * the error that broke the connection when reconnect is off. */
+FR_API int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms);
+
+/* DisplayLink/FrameDone as a notification: the frame for tick `sequence` is done.
+ * Dropped (FR_OK) while reconnecting. */
+FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
+
+/* DisplayLink/Update: a new range (NULL keeps it; preferred 0 = none) and/or
+ * paused flag (-1 keeps it, 0 resumes, 1 pauses). */
+FR_API int fr_update(fr_link *link, const fr_range *range, int paused);
+FR_API int fr_pause(fr_link *link);
+FR_API int fr_resume(fr_link *link);
+
+/* DisplayLink/Invalidate, then frees the link (whatever the result). While the
+ * connection is reconnecting it succeeds at once: the link is not registered again. */
+FR_API int fr_invalidate(fr_link *link);
+
+/* The link's id for the application: the daemon's id at its first registration
+ * (or, when a live link of the connection already has that id after a reconnect,
+ * one more than the largest live id). Ticks carry it. */
+FR_API uint64_t fr_link_id(const fr_link *link);
+/* The id of the link on the daemon it is registered with now (0 while reconnecting). */
+FR_API uint64_t fr_link_daemon_id(const fr_link *link);
+FR_API int fr_link_get(const fr_link *link, fr_link_state *out);
+/* FR_OK while the link is live; FR_EENDED once it ended, with why in *why
+ * (if not NULL): e.g. status UNAVAILABLE when the daemon stopped and the
+ * library could not (or was told not to) reconnect. */
+FR_API int fr_link_error(const fr_link *link, fr_error *why);
+
+/* A raw request: `params_json` is a JSON object or NULL; on FR_OK, *result_json
+ * (if not NULL) is the compact JSON of the result, to free with fr_free. Streams
+ * started this way (Register, Watch) are not routed. */
+FR_API int fr_call(fr_conn *conn, const char *method, const char *params_json, char **result_json);
+FR_API void fr_free(void *pointer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

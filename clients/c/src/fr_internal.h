@@ -1,0 +1,45 @@
+/* libframerate internals shared with the tests; not installed. */
+#ifndef FR_INTERNAL_H
+#define FR_INTERNAL_H
+
+#include "framerate.h"
+#include "fr_json.h"
+
+/* Longest line accepted from the daemon. */
+#define FR_MAX_LINE ((size_t)16 << 20)
+/* Undelivered ticks kept per link (the newest). */
+#define FR_TICK_QUEUE 16
+
+typedef enum fr_msg_kind {
+    FR_MSG_IGNORED,          /* valid, but nothing for this library (batch replies, other ids, unknown notifications) */
+    FR_MSG_TICK,
+    FR_MSG_CLOSED,
+    FR_MSG_EVENT,
+    FR_MSG_RESULT,
+    FR_MSG_ERROR,
+    FR_MSG_UNSOLICITED_ERROR /* an error with id null (connection limit, shutting down, bad line) */
+} fr_msg_kind;
+
+typedef struct fr_msg {
+    fr_msg_kind kind;
+    fr_json_doc *doc;        /* owned (RESULT keeps it for `result`) */
+    uint64_t id;             /* RESULT, ERROR */
+    const fr_json *result;   /* RESULT */
+    fr_error error;          /* ERROR, UNSOLICITED_ERROR, CLOSED (status and message) */
+    fr_tick tick;            /* TICK */
+    uint64_t link;           /* CLOSED */
+} fr_msg;
+
+/* Decodes one line from the daemon (without its "\n"). Returns FR_OK (msg
+ * filled; release with fr__msg_clear), FR_EPROTO for a malformed line or
+ * FR_ENOMEM. Never reads outside line[0..len). */
+int fr__decode_line(const char *line, size_t len, fr_msg *msg);
+void fr__msg_clear(fr_msg *msg);
+
+/* A connection over an already connected stream socket (tests); reconnect is off. */
+int fr__conn_from_fd(int fd, fr_conn **out);
+
+/* gRPC status number of a status name (FR_GRPC_UNKNOWN if unknown). */
+int fr__grpc_code(const char *status);
+
+#endif

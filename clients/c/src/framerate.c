@@ -1,0 +1,1222 @@
+/* libframerate: connection, links, requests, reconnect. See include/framerate.h. */
+#define _DEFAULT_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#include "fr_internal.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define M_REGISTER "framerate.v1.DisplayLink/Register"
+#define M_TICK "framerate.v1.DisplayLink/Tick"
+#define M_UPDATE "framerate.v1.DisplayLink/Update"
+#define M_INVALIDATE "framerate.v1.DisplayLink/Invalidate"
+#define M_FRAME_DONE "framerate.v1.DisplayLink/FrameDone"
+#define M_CLOSED "framerate.v1.DisplayLink/Closed"
+#define M_EVENT "framerate.v1.Compositor/Event"
+
+#define READ_CHUNK 65536
+#define BACKOFF_FIRST_MS 50
+#define BACKOFF_MAX_MS 1000
+#define CALL_ATTEMPTS 4
+
+enum { GAP_NONE, GAP_RECONNECTED, GAP_RESUMED };
+
+struct fr_link {
+    fr_conn *conn;
+    fr_link *next;
+    uint64_t app_id;         /* the application's id: the daemon's at the first registration */
+    uint64_t daemon_id;      /* the id on the current socket's daemon (valid while bound) */
+    int bound;               /* registered on the current socket */
+    fr_range range;
+    int64_t display;
+    int paused;
+    int high_frame_rate;
+    char *label;
+    double refresh_rate;
+    double callback_rate;
+    fr_tick queue[FR_TICK_QUEUE];
+    unsigned head;
+    unsigned count;
+    /* Renumbering across re-registrations, as the Swift client's TickSequencer:
+     * application sequence = app_base + (daemon sequence - daemon_base), and the
+     * first tick after a re-registration closes the gap. */
+    int gap;
+    uint64_t app_base;
+    uint64_t daemon_base;
+    int have_last;
+    uint64_t last_sequence;  /* the last tick received, application numbering */
+    double last_timestamp;
+    int have_delivered;
+    uint64_t last_delivered;
+    int ended;
+    fr_error why;
+};
+
+struct fr_conn {
+    int fd;
+    int has_path;
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char *buf;
+    size_t len;
+    size_t cap;
+    size_t scanned;          /* bytes at the start of buf known to hold no '\n' */
+    uint64_t next_id;
+    fr_link *links;
+    fr_error last_error;
+    int reconnect_enabled;
+    int reconnect_timeout_ms;
+    int request_timeout_ms;
+    unsigned reconnects;
+    int lost;                /* the socket closed; reconnecting */
+    int healthy;             /* the current socket delivered an answer or a tick */
+    int64_t lost_at;
+    int64_t next_attempt;
+    int backoff_ms;
+    int fatal;               /* closed for good */
+    int fatal_err;
+    unsigned seed;
+    uint64_t waiting;        /* the id whose answer is awaited, or 0 */
+    int answered;
+    fr_msg answer;
+    int has_unsolicited;
+    fr_error unsolicited;
+    int has_refusal;         /* the daemon refused the connection (e.g. its connection limit) */
+    fr_error refusal;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void copy_text(char *dst, size_t size, const char *src, size_t len) {
+    if (size == 0) return;
+    if (len >= size) len = size - 1;
+    if (len) memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+static const char *const grpc_names[] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+    "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+    "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+};
+
+int fr__grpc_code(const char *status) {
+    for (int i = 0; i < (int)(sizeof grpc_names / sizeof grpc_names[0]); i++)
+        if (strcmp(status, grpc_names[i]) == 0) return i;
+    return FR_GRPC_UNKNOWN;
+}
+
+static void set_error(fr_error *e, int grpc, const char *fmt, ...) {
+    memset(e, 0, sizeof *e);
+    e->grpc_code = grpc;
+    e->code = grpc;
+    copy_text(e->status, sizeof e->status, grpc_names[grpc], strlen(grpc_names[grpc]));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+}
+
+const char *fr_strerror(int err) {
+    switch (err) {
+    case FR_OK: return "success";
+    case FR_EINVAL: return "invalid argument";
+    case FR_ENOMEM: return "out of memory";
+    case FR_ENOTRUNNING:
+        return "framerated is not running (nothing listens on the socket); start it with `framerated --socket PATH` "
+               "or `systemctl start framerated.socket`, or set $FRAMERATED_SOCKET to a running daemon's socket";
+    case FR_EACCES: return "permission denied connecting to the framerated socket";
+    case FR_ECONNECT: return "cannot connect to the framerated socket (path too long, or not a socket)";
+    case FR_EIO: return "input/output error on the framerated socket";
+    case FR_EPROTO: return "framerated sent a malformed line";
+    case FR_ETIMEDOUT: return "timed out";
+    case FR_ECLOSED: return "the connection to framerated is closed";
+    case FR_ERPC: return "framerated answered with an error (see fr_last_error)";
+    case FR_EENDED: return "the display link has ended (see fr_link_error)";
+    default: return "unknown error";
+    }
+}
+
+int fr_socket_path(const char *explicit_path, char *buf, size_t size) {
+    if (buf == NULL || size == 0) return FR_EINVAL;
+    int n;
+    const char *env;
+    if (explicit_path && *explicit_path) n = snprintf(buf, size, "%s", explicit_path);
+    else if ((env = getenv("FRAMERATED_SOCKET")) && *env) n = snprintf(buf, size, "%s", env);
+    else if (geteuid() == 0) n = snprintf(buf, size, "%s", "/run/framerated/framerated.sock");
+    else if ((env = getenv("XDG_RUNTIME_DIR")) && *env) n = snprintf(buf, size, "%s/framerated.sock", env);
+    else n = snprintf(buf, size, "/tmp/framerated-%u.sock", (unsigned)geteuid());
+    return (n < 0 || (size_t)n >= size) ? FR_EINVAL : FR_OK;
+}
+
+/* ---- a string builder for requests ------------------------------------- */
+
+typedef struct sb {
+    char *p;
+    size_t len;
+    size_t cap;
+    int oom;
+} sb;
+
+static void sb_putn(sb *s, const char *text, size_t n) {
+    if (s->oom) return;
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
+        while (cap < s->len + n + 1) cap *= 2;
+        char *p = realloc(s->p, cap);
+        if (p == NULL) { s->oom = 1; return; }
+        s->p = p;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->len, text, n);
+    s->len += n;
+    s->p[s->len] = '\0';
+}
+
+static void sb_puts(sb *s, const char *text) { sb_putn(s, text, strlen(text)); }
+
+static void sb_u64(sb *s, uint64_t v) {
+    char tmp[24];
+    snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+    sb_puts(s, tmp);
+}
+
+static void sb_i64(sb *s, int64_t v) {
+    char tmp[24];
+    snprintf(tmp, sizeof tmp, "%lld", (long long)v);
+    sb_puts(s, tmp);
+}
+
+/* A finite double as JSON, whatever the locale's decimal point. */
+static void sb_double(sb *s, double v) {
+    char tmp[40];
+    snprintf(tmp, sizeof tmp, "%.17g", v);
+    const char *point = localeconv()->decimal_point;
+    if (point && point[0] && point[0] != '.' && !point[1])
+        for (char *c = tmp; *c; c++)
+            if (*c == point[0]) *c = '.';
+    sb_puts(s, tmp);
+}
+
+static void sb_json_string(sb *s, const char *text) {
+    sb_putn(s, "\"", 1);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        char esc[8];
+        switch (*c) {
+        case '"': sb_putn(s, "\\\"", 2); break;
+        case '\\': sb_putn(s, "\\\\", 2); break;
+        case '\n': sb_putn(s, "\\n", 2); break;
+        case '\r': sb_putn(s, "\\r", 2); break;
+        case '\t': sb_putn(s, "\\t", 2); break;
+        default:
+            if (*c < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *c);
+                sb_puts(s, esc);
+            } else {
+                sb_putn(s, (const char *)c, 1);
+            }
+        }
+    }
+    sb_putn(s, "\"", 1);
+}
+
+/* ---- decoding a daemon line ------------------------------------------- */
+
+void fr__msg_clear(fr_msg *msg) {
+    fr_json_free(msg->doc);
+    memset(msg, 0, sizeof *msg);
+}
+
+static void decode_error_object(const fr_json *object, fr_error *e) {
+    memset(e, 0, sizeof *e);
+    int64_t code = FR_GRPC_UNKNOWN;
+    const fr_json *v;
+    int has_code = fr_json_i64(fr_json_get(object, "code"), &code) == 0;
+    if (code > 1000000 || code < -1000000) code = FR_GRPC_UNKNOWN;
+    e->code = (int)code;
+    if ((v = fr_json_get(object, "message")) && v->type == FR_JSON_STRING)
+        copy_text(e->message, sizeof e->message, v->u.str.s, v->u.str.len);
+    const fr_json *data = fr_json_get(object, "data");
+    if ((v = fr_json_get(data, "status")) && v->type == FR_JSON_STRING) {
+        copy_text(e->status, sizeof e->status, v->u.str.s, v->u.str.len);
+        e->grpc_code = fr__grpc_code(e->status);
+    } else {
+        /* No data.status (not this daemon): derive it from the code. */
+        int grpc = FR_GRPC_UNKNOWN;
+        if (code == -32700 || code == -32600 || code == -32602) grpc = FR_GRPC_INVALID_ARGUMENT;
+        else if (code == -32601) grpc = FR_GRPC_UNIMPLEMENTED;
+        else if (code == -32603) grpc = FR_GRPC_INTERNAL;
+        else if (has_code && code >= 0 && code <= 16) grpc = (int)code;
+        e->grpc_code = grpc;
+        copy_text(e->status, sizeof e->status, grpc_names[grpc], strlen(grpc_names[grpc]));
+    }
+    if ((v = fr_json_get(data, "field")) && v->type == FR_JSON_STRING)
+        copy_text(e->field, sizeof e->field, v->u.str.s, v->u.str.len);
+}
+
+static int decode_tick(const fr_json *params, fr_tick *t) {
+    memset(t, 0, sizeof *t);
+    if (params == NULL || params->type != FR_JSON_OBJECT) return FR_EPROTO;
+    if (fr_json_u64(fr_json_get(params, "link"), &t->link) != 0) return FR_EPROTO;
+    if (fr_json_u64(fr_json_get(params, "sequence"), &t->sequence) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "timestamp"), &t->timestamp) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "targetTimestamp"), &t->target_timestamp) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "duration"), &t->duration) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "refreshRate"), &t->refresh_rate) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "callbackRate"), &t->callback_rate) != 0) return FR_EPROTO;
+    const fr_json *skipped = fr_json_get(params, "skipped");
+    if (skipped && skipped->type != FR_JSON_NULL && fr_json_u64(skipped, &t->skipped) != 0) return FR_EPROTO;
+    if (t->sequence > ((uint64_t)1 << 62) || t->skipped > ((uint64_t)1 << 62)) return FR_EPROTO;
+    return FR_OK;
+}
+
+static int decode_object(const fr_json *root, fr_msg *msg) {
+    const fr_json *method = fr_json_get(root, "method");
+    if (method) {
+        if (method->type != FR_JSON_STRING) return FR_EPROTO;
+        const fr_json *params = fr_json_get(root, "params");
+        const char *name = method->u.str.s;
+        if (strcmp(name, M_TICK) == 0) {
+            msg->kind = FR_MSG_TICK;
+            return decode_tick(params, &msg->tick);
+        }
+        if (strcmp(name, M_CLOSED) == 0) {
+            if (params == NULL || params->type != FR_JSON_OBJECT) return FR_EPROTO;
+            if (fr_json_u64(fr_json_get(params, "link"), &msg->link) != 0) return FR_EPROTO;
+            msg->kind = FR_MSG_CLOSED;
+            const fr_json *status = fr_json_get(params, "status");
+            const fr_json *message = fr_json_get(params, "message");
+            const char *name_text = (status && status->type == FR_JSON_STRING) ? status->u.str.s : "UNKNOWN";
+            size_t name_len = (status && status->type == FR_JSON_STRING) ? status->u.str.len : 7;
+            copy_text(msg->error.status, sizeof msg->error.status, name_text, name_len);
+            msg->error.grpc_code = fr__grpc_code(msg->error.status);
+            msg->error.code = msg->error.grpc_code;
+            if (message && message->type == FR_JSON_STRING)
+                copy_text(msg->error.message, sizeof msg->error.message, message->u.str.s, message->u.str.len);
+            else
+                copy_text(msg->error.message, sizeof msg->error.message, "the daemon closed the link", 26);
+            return FR_OK;
+        }
+        msg->kind = strcmp(name, M_EVENT) == 0 ? FR_MSG_EVENT : FR_MSG_IGNORED;
+        return FR_OK;
+    }
+    const fr_json *id = fr_json_get(root, "id");
+    const fr_json *error = fr_json_get(root, "error");
+    const fr_json *result = fr_json_get(root, "result");
+    if (id == NULL) return FR_EPROTO;
+    if ((error != NULL) == (result != NULL)) return FR_EPROTO; /* exactly one of them */
+    if (error && error->type != FR_JSON_OBJECT) return FR_EPROTO;
+    if (id->type == FR_JSON_NULL) {
+        if (error == NULL) return FR_EPROTO;
+        msg->kind = FR_MSG_UNSOLICITED_ERROR;
+        decode_error_object(error, &msg->error);
+        return FR_OK;
+    }
+    if (fr_json_u64(id, &msg->id) != 0) {
+        msg->kind = FR_MSG_IGNORED; /* not an id this library sends */
+        return FR_OK;
+    }
+    if (error) {
+        msg->kind = FR_MSG_ERROR;
+        decode_error_object(error, &msg->error);
+    } else {
+        msg->kind = FR_MSG_RESULT;
+        msg->result = result;
+    }
+    return FR_OK;
+}
+
+int fr__decode_line(const char *line, size_t len, fr_msg *msg) {
+    memset(msg, 0, sizeof *msg);
+    if (line == NULL && len) return FR_EINVAL;
+    if (len > FR_MAX_LINE) return FR_EPROTO;
+    int rc = fr_json_parse(line, len, &msg->doc, NULL);
+    if (rc == -2) return FR_ENOMEM;
+    if (rc != 0) return FR_EPROTO;
+    const fr_json *root = fr_json_root(msg->doc);
+    if (root->type == FR_JSON_ARRAY) {
+        msg->kind = FR_MSG_IGNORED; /* a batch reply: this library sends no batches */
+        return FR_OK;
+    }
+    if (root->type != FR_JSON_OBJECT) {
+        fr__msg_clear(msg);
+        return FR_EPROTO;
+    }
+    rc = decode_object(root, msg);
+    if (rc != FR_OK) fr__msg_clear(msg);
+    else if (msg->kind != FR_MSG_RESULT) {
+        fr_json_free(msg->doc); /* everything needed was copied out */
+        msg->doc = NULL;
+    }
+    return rc;
+}
+
+/* ---- links ---------------------------------------------------------------- */
+
+static void link_end(fr_link *link, const fr_error *why) {
+    if (link->ended) return;
+    link->ended = 1;
+    link->bound = 0;
+    link->why = *why;
+}
+
+/* max(1, round((next - previous) * rate) - 1), rounding half away from zero
+ * (without libm: x + 0.5 truncated is round(x) for x >= 0). */
+static uint64_t skipped_intervals(double previous, double next, double rate) {
+    double x = (next - previous) * rate;
+    if (!(x >= 2.5)) return 1; /* also NaN: round(x) - 1 <= 1 */
+    if (!(x < 9007199254740992.0)) return (uint64_t)9007199254740992ull; /* also +inf */
+    uint64_t intervals = (uint64_t)(x + 0.5);
+    return intervals - 1 > 1 ? intervals - 1 : 1;
+}
+
+static void link_push(fr_link *link, fr_tick tick) {
+    uint64_t sequence, skipped;
+    if (link->gap == GAP_NONE || !link->have_last) {
+        sequence = tick.sequence >= link->daemon_base ? link->app_base + (tick.sequence - link->daemon_base) : link->app_base;
+        skipped = tick.skipped;
+    } else if (link->gap == GAP_RECONNECTED) {
+        skipped = skipped_intervals(link->last_timestamp, tick.timestamp, tick.callback_rate);
+        sequence = link->last_sequence + skipped + 1;
+    } else { /* re-registered paused: a resume reports no skip */
+        sequence = link->last_sequence + 1;
+        skipped = 0;
+    }
+    if (link->gap != GAP_NONE) {
+        link->gap = GAP_NONE;
+        link->app_base = sequence;
+        link->daemon_base = tick.sequence;
+    }
+    link->have_last = 1;
+    link->last_sequence = sequence;
+    link->last_timestamp = tick.timestamp;
+    tick.link = link->app_id;
+    tick.sequence = sequence;
+    tick.skipped = skipped;
+    if (link->count == FR_TICK_QUEUE) { /* drop the oldest; counted in skipped on delivery */
+        link->head = (link->head + 1) % FR_TICK_QUEUE;
+        link->count--;
+    }
+    link->queue[(link->head + link->count) % FR_TICK_QUEUE] = tick;
+    link->count++;
+}
+
+/* The daemon's sequence for the application's (FrameDone): 0 for one from
+ * before the current registration, which only turns overrun pacing on. */
+static uint64_t daemon_sequence(const fr_link *link, uint64_t sequence) {
+    if (link->gap != GAP_NONE || sequence < link->app_base) return 0;
+    return link->daemon_base + (sequence - link->app_base);
+}
+
+/* The application's id for a link the daemon numbered `preferred`: that, unless a
+ * live link of the connection has it (a restarted daemon numbers from 1 again),
+ * then one more than the largest live id. */
+static uint64_t claim_id(const fr_conn *conn, uint64_t preferred) {
+    uint64_t largest = 0;
+    int taken = 0;
+    for (const fr_link *link = conn->links; link; link = link->next) {
+        if (link->ended || link->app_id == 0) continue;
+        if (link->app_id == preferred) taken = 1;
+        if (link->app_id > largest) largest = link->app_id;
+    }
+    return taken ? largest + 1 : preferred;
+}
+
+static fr_link *find_link(fr_conn *conn, uint64_t id) {
+    for (fr_link *link = conn->links; link; link = link->next)
+        if (link->bound && link->daemon_id == id) return link;
+    return NULL;
+}
+
+static void free_link(fr_link *link) {
+    free(link->label);
+    free(link);
+}
+
+static void unlink_link(fr_conn *conn, fr_link *link) {
+    for (fr_link **p = &conn->links; *p; p = &(*p)->next)
+        if (*p == link) {
+            *p = link->next;
+            return;
+        }
+}
+
+/* ---- the socket ------------------------------------------------------------ */
+
+static int open_socket(const char *path, int *fd_out) {
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof addr.sun_path) return FR_ECONNECT;
+    memcpy(addr.sun_path, path, n);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno == ENOMEM || errno == ENOBUFS ? FR_ENOMEM : FR_EIO;
+    int rc;
+    do rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        int err = errno;
+        close(fd);
+        struct stat st;
+        switch (err) {
+        case ENOENT: return FR_ENOTRUNNING;
+        case ECONNREFUSED:
+            if (stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) return FR_ECONNECT;
+            return FR_ENOTRUNNING;
+        case EACCES:
+        case EPERM: return FR_EACCES;
+        default: return FR_ECONNECT;
+        }
+    }
+    struct timeval tv = { 5, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    *fd_out = fd;
+    return FR_OK;
+}
+
+static int can_reconnect(const fr_conn *conn) { return conn->has_path && conn->reconnect_enabled && !conn->fatal; }
+
+static void close_socket(fr_conn *conn) {
+    if (conn->fd >= 0) close(conn->fd);
+    conn->fd = -1;
+    conn->len = 0;
+    conn->scanned = 0;
+    for (fr_link *link = conn->links; link; link = link->next) link->bound = 0;
+    if (conn->answered) fr__msg_clear(&conn->answer);
+    conn->answered = 0;
+}
+
+static void end_everything(fr_conn *conn, int err, const fr_error *why) {
+    conn->fatal = 1;
+    conn->fatal_err = err;
+    conn->last_error = *why;
+    for (fr_link *link = conn->links; link; link = link->next) link_end(link, why);
+}
+
+/* The socket is gone: reconnect later, or end everything. */
+static void conn_lost(fr_conn *conn, int cause) {
+    close_socket(conn);
+    if (conn->has_unsolicited) {
+        conn->last_error = conn->unsolicited;
+        if (conn->unsolicited.grpc_code != FR_GRPC_UNAVAILABLE) {
+            conn->refusal = conn->unsolicited;
+            conn->has_refusal = 1;
+        }
+    }
+    if (can_reconnect(conn)) {
+        if (!conn->lost) {
+            int64_t now = now_ms();
+            conn->lost = 1;
+            conn->lost_at = now;
+            if (conn->healthy) {
+                conn->backoff_ms = BACKOFF_FIRST_MS;
+                conn->next_attempt = now;
+            } else { /* dropped before it worked (refused): keep backing off */
+                if (conn->backoff_ms < BACKOFF_FIRST_MS) conn->backoff_ms = BACKOFF_FIRST_MS;
+                conn->next_attempt = now + conn->backoff_ms;
+                conn->backoff_ms = conn->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : conn->backoff_ms * 2;
+            }
+        }
+        return;
+    }
+    fr_error why;
+    if (cause == FR_EPROTO)
+        set_error(&why, FR_GRPC_INTERNAL, "framerated sent a malformed line; the connection was dropped");
+    else if (conn->has_unsolicited)
+        why = conn->unsolicited;
+    else
+        set_error(&why, FR_GRPC_UNAVAILABLE, "the connection to framerated closed");
+    end_everything(conn, FR_ECLOSED, &why);
+}
+
+static int write_all(fr_conn *conn, const char *data, size_t len) {
+    while (len) {
+        ssize_t n = send(conn->fd, data, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return FR_EIO;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return FR_OK;
+}
+
+static void handle_msg(fr_conn *conn, fr_msg *msg) {
+    fr_link *link;
+    if (msg->kind == FR_MSG_TICK || msg->kind == FR_MSG_RESULT) conn->healthy = 1;
+    switch (msg->kind) {
+    case FR_MSG_TICK:
+        if ((link = find_link(conn, msg->tick.link)) != NULL) link_push(link, msg->tick);
+        break;
+    case FR_MSG_CLOSED:
+        if ((link = find_link(conn, msg->link)) != NULL) {
+            if (msg->error.grpc_code == FR_GRPC_UNAVAILABLE && can_reconnect(conn))
+                link->bound = 0; /* the daemon is stopping: registered again after the reconnect */
+            else
+                link_end(link, &msg->error);
+        }
+        break;
+    case FR_MSG_RESULT:
+    case FR_MSG_ERROR:
+        if (conn->waiting && msg->id == conn->waiting && !conn->answered) {
+            conn->answer = *msg;
+            memset(msg, 0, sizeof *msg); /* ownership moved */
+            conn->answered = 1;
+        }
+        break;
+    case FR_MSG_UNSOLICITED_ERROR:
+        conn->unsolicited = msg->error;
+        conn->has_unsolicited = 1;
+        break;
+    default:
+        break;
+    }
+    fr__msg_clear(msg);
+}
+
+/* Handles the complete lines in the buffer, stopping right after an awaited
+ * answer (so the caller can route the link before its first tick is read). */
+static int process_buffer(fr_conn *conn) {
+    size_t start = 0;
+    int rc = FR_OK;
+    while (start < conn->len && !conn->answered) {
+        size_t from = start + (start == 0 ? conn->scanned : 0);
+        char *nl = from < conn->len ? memchr(conn->buf + from, '\n', conn->len - from) : NULL;
+        if (nl == NULL) break;
+        size_t end = (size_t)(nl - conn->buf);
+        size_t line_len = end - start;
+        if (line_len > 0 && conn->buf[end - 1] == '\r') line_len--;
+        const char *line = conn->buf + start;
+        int blank = 1;
+        for (size_t i = 0; i < line_len && blank; i++)
+            if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') blank = 0;
+        start = end + 1;
+        conn->scanned = 0;
+        if (blank) continue;
+        fr_msg msg;
+        rc = fr__decode_line(line, line_len, &msg);
+        if (rc != FR_OK) break;
+        handle_msg(conn, &msg);
+    }
+    if (rc != FR_OK) {
+        conn_lost(conn, rc);
+        return rc;
+    }
+    if (start > 0) {
+        memmove(conn->buf, conn->buf + start, conn->len - start);
+        conn->len -= start;
+        conn->scanned = 0;
+    }
+    if (!conn->answered) conn->scanned = conn->len; /* no '\n' left in the buffer */
+    if (conn->len > FR_MAX_LINE) {
+        conn_lost(conn, FR_EPROTO);
+        return FR_EPROTO;
+    }
+    return FR_OK;
+}
+
+static int has_line(const fr_conn *conn) {
+    return conn->len > conn->scanned && memchr(conn->buf + conn->scanned, '\n', conn->len - conn->scanned) != NULL;
+}
+
+/* Reads and handles what arrives before `deadline` (ms, < 0 forever). Returns
+ * FR_OK after handling some input, FR_ETIMEDOUT, or the error that dropped
+ * the socket (FR_ECLOSED, FR_EIO, FR_EPROTO, FR_ENOMEM). */
+static int conn_pump(fr_conn *conn, int64_t deadline) {
+    if (conn->fd < 0) return FR_ECLOSED;
+    if (has_line(conn)) return process_buffer(conn);
+    for (;;) {
+        int timeout = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - now_ms();
+            if (left < 0) left = 0;
+            timeout = left > 1000000 ? 1000000 : (int)left;
+        }
+        struct pollfd pfd = { conn->fd, POLLIN, 0 };
+        int ready = poll(&pfd, 1, timeout);
+        if (ready < 0) {
+            if (errno == EINTR) continue;
+            conn_lost(conn, FR_EIO);
+            return FR_EIO;
+        }
+        if (ready == 0) return FR_ETIMEDOUT;
+        break;
+    }
+    if (conn->cap - conn->len < READ_CHUNK) {
+        size_t cap = conn->cap ? conn->cap * 2 : 2 * READ_CHUNK;
+        while (cap - conn->len < READ_CHUNK) cap *= 2;
+        char *buf = realloc(conn->buf, cap);
+        if (buf == NULL) {
+            conn_lost(conn, FR_ENOMEM);
+            return FR_ENOMEM;
+        }
+        conn->buf = buf;
+        conn->cap = cap;
+    }
+    ssize_t n;
+    do n = recv(conn->fd, conn->buf + conn->len, conn->cap - conn->len, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return FR_OK;
+        int err = (errno == ECONNRESET || errno == EPIPE) ? FR_ECLOSED : FR_EIO;
+        conn_lost(conn, err);
+        return err;
+    }
+    if (n == 0) {
+        conn_lost(conn, FR_ECLOSED);
+        return FR_ECLOSED;
+    }
+    conn->len += (size_t)n;
+    return process_buffer(conn);
+}
+
+/* One request on the current socket. On FR_OK, *answer holds the RESULT (clear
+ * it); FR_ERPC fills last_error; FR_ECLOSED etc. mean the socket dropped. */
+static int conn_request(fr_conn *conn, const char *method, const char *params, fr_msg *answer) {
+    memset(answer, 0, sizeof *answer);
+    if (conn->fd < 0) return FR_ECLOSED;
+    uint64_t id = conn->next_id++;
+    sb s = { 0 };
+    sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"id\":");
+    sb_u64(&s, id);
+    sb_puts(&s, ",\"method\":");
+    sb_json_string(&s, method);
+    if (params) {
+        sb_puts(&s, ",\"params\":");
+        sb_puts(&s, params);
+    }
+    sb_puts(&s, "}\n");
+    if (s.oom) {
+        free(s.p);
+        return FR_ENOMEM;
+    }
+    int rc = write_all(conn, s.p, s.len);
+    free(s.p);
+    if (rc != FR_OK) {
+        /* The daemon closed the socket: read what it said first (e.g. why it refused us). */
+        while (conn->fd >= 0 && conn_pump(conn, now_ms()) == FR_OK) {
+        }
+        if (conn->fd >= 0) conn_lost(conn, FR_EIO);
+        return FR_ECLOSED;
+    }
+    conn->waiting = id;
+    conn->answered = 0;
+    int64_t deadline = conn->request_timeout_ms < 0 ? -1 : now_ms() + conn->request_timeout_ms;
+    while (!conn->answered) {
+        rc = conn_pump(conn, deadline);
+        if (rc == FR_ETIMEDOUT) break;
+        if (rc != FR_OK) {
+            rc = FR_ECLOSED;
+            break;
+        }
+    }
+    conn->waiting = 0;
+    if (!conn->answered) return rc == FR_ETIMEDOUT ? FR_ETIMEDOUT : FR_ECLOSED;
+    conn->answered = 0;
+    *answer = conn->answer;
+    memset(&conn->answer, 0, sizeof conn->answer);
+    conn->has_refusal = 0; /* this connection works */
+    if (answer->kind == FR_MSG_ERROR) {
+        conn->last_error = answer->error;
+        fr__msg_clear(answer);
+        return FR_ERPC;
+    }
+    return FR_OK;
+}
+
+static int write_register_params(const fr_link *link, sb *s) {
+    sb_puts(s, "{\"range\":{\"minimum\":");
+    sb_double(s, link->range.minimum);
+    sb_puts(s, ",\"maximum\":");
+    sb_double(s, link->range.maximum);
+    sb_puts(s, ",\"preferred\":");
+    sb_double(s, link->range.preferred);
+    sb_puts(s, "}");
+    if (link->display >= 0) {
+        sb_puts(s, ",\"display\":");
+        sb_i64(s, link->display);
+    }
+    if (link->paused) sb_puts(s, ",\"paused\":true");
+    if (link->label) {
+        sb_puts(s, ",\"label\":");
+        sb_json_string(s, link->label);
+    }
+    if (link->high_frame_rate) sb_puts(s, ",\"highFrameRate\":true");
+    sb_puts(s, "}");
+    return s->oom ? FR_ENOMEM : FR_OK;
+}
+
+/* Reads a Register/Update result into the link. */
+static int read_link_status(fr_link *link, const fr_json *result, int with_id) {
+    uint64_t id;
+    double refresh, callback;
+    if (fr_json_u64(fr_json_get(result, "link"), &id) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(result, "refreshRate"), &refresh) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(result, "callbackRate"), &callback) != 0) return FR_EPROTO;
+    int64_t display;
+    if (fr_json_i64(fr_json_get(result, "display"), &display) == 0) link->display = display;
+    if (with_id) link->daemon_id = id;
+    link->refresh_rate = refresh;
+    link->callback_rate = callback;
+    return FR_OK;
+}
+
+/* Registers every live link again on a fresh socket. */
+static int rebind_all(fr_conn *conn) {
+    for (fr_link *link = conn->links; link; link = link->next) {
+        if (link->ended) continue;
+        if (link->gap != GAP_RESUMED) link->gap = link->paused ? GAP_RESUMED : GAP_RECONNECTED;
+        sb s = { 0 };
+        if (write_register_params(link, &s) != FR_OK) {
+            free(s.p);
+            return FR_ENOMEM;
+        }
+        fr_msg answer;
+        int rc = conn_request(conn, M_REGISTER, s.p, &answer);
+        free(s.p);
+        if (rc == FR_OK) {
+            rc = read_link_status(link, answer.result, 1);
+            fr__msg_clear(&answer);
+            if (rc != FR_OK) return rc;
+            link->bound = 1;
+        } else if (rc == FR_ERPC && conn->last_error.grpc_code != FR_GRPC_UNAVAILABLE) {
+            link_end(link, &conn->last_error); /* e.g. the new daemon has no such display */
+        } else {
+            return rc == FR_ERPC ? FR_ECLOSED : rc;
+        }
+    }
+    return FR_OK;
+}
+
+static void give_up(fr_conn *conn, int err) {
+    fr_error why;
+    set_error(&why, FR_GRPC_UNAVAILABLE, "framerated did not come back at %s within %d ms: %s", conn->path,
+              conn->reconnect_timeout_ms, fr_strerror(err));
+    end_everything(conn, err == FR_ENOTRUNNING || err == FR_EACCES || err == FR_ECONNECT ? err : FR_ECLOSED, &why);
+}
+
+/* Makes sure the socket is up, reconnecting (and re-registering) until
+ * `deadline` (ms, < 0: as long as the reconnect timeout allows). */
+static int conn_ensure(fr_conn *conn, int64_t deadline) {
+    if (conn->fd >= 0 && !conn->lost) return FR_OK;
+    if (conn->fatal) return conn->fatal_err;
+    if (!can_reconnect(conn)) { /* reconnect was turned off while down */
+        fr_error why;
+        set_error(&why, FR_GRPC_UNAVAILABLE, "the connection to framerated closed");
+        end_everything(conn, FR_ECLOSED, &why);
+        return FR_ECLOSED;
+    }
+    for (;;) {
+        int64_t now = now_ms();
+        int window_over = conn->reconnect_timeout_ms >= 0 && now - conn->lost_at >= conn->reconnect_timeout_ms;
+        if (now >= conn->next_attempt || window_over) {
+            int fd;
+            int rc = open_socket(conn->path, &fd);
+            if (rc == FR_OK) {
+                conn->fd = fd;
+                conn->healthy = 0;
+                conn->len = 0;
+                conn->scanned = 0;
+                conn->has_unsolicited = 0;
+                rc = rebind_all(conn);
+                if (rc == FR_OK && conn->fd >= 0) {
+                    conn->lost = 0;
+                    conn->reconnects++;
+                    return FR_OK;
+                }
+                if (rc == FR_OK) rc = FR_ECLOSED;
+                close_socket(conn);
+            }
+            now = now_ms();
+            if (window_over || (conn->reconnect_timeout_ms >= 0 && now - conn->lost_at >= conn->reconnect_timeout_ms)) {
+                give_up(conn, rc);
+                return conn->fatal_err;
+            }
+            conn->seed = conn->seed * 1103515245u + 12345u;
+            int jitter = (int)((conn->seed >> 16) % 41) - 20; /* +-20 % */
+            conn->next_attempt = now + conn->backoff_ms + conn->backoff_ms * jitter / 100;
+            conn->backoff_ms = conn->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : conn->backoff_ms * 2;
+        }
+        if (deadline >= 0 && now >= deadline) return FR_ETIMEDOUT;
+        int64_t until = conn->next_attempt;
+        if (deadline >= 0 && deadline < until) until = deadline;
+        if (conn->reconnect_timeout_ms >= 0 && conn->lost_at + conn->reconnect_timeout_ms < until)
+            until = conn->lost_at + conn->reconnect_timeout_ms;
+        int64_t wait = until - now_ms();
+        if (wait > 0) {
+            struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* The daemon is stopping: reads until it closes the socket (at most 5 s). */
+static void wait_for_drop(fr_conn *conn) {
+    int64_t deadline = now_ms() + 5000;
+    while (conn->fd >= 0 && conn_pump(conn, deadline) != FR_ETIMEDOUT) {
+    }
+}
+
+typedef int (*params_fn)(const void *ctx, sb *s);
+
+/* A request sent again (up to CALL_ATTEMPTS times) when the socket dropped under
+ * it or the daemon answered UNAVAILABLE because it is stopping. `link` (may be
+ * NULL) must still be live before each attempt. */
+static int conn_call(fr_conn *conn, fr_link *link, const char *method, params_fn build, const void *ctx, fr_msg *answer) {
+    int rc = FR_ECLOSED;
+    for (int attempt = 0; attempt < CALL_ATTEMPTS; attempt++) {
+        rc = conn_ensure(conn, -1);
+        if (rc != FR_OK) return rc;
+        if (link && link->ended) return FR_EENDED;
+        if (link && !link->bound) { /* Closed by a stopping daemon: re-registered after the reconnect */
+            wait_for_drop(conn);
+            if (conn->fd >= 0) return FR_EENDED;
+            continue;
+        }
+        sb s = { 0 };
+        if (build && build(ctx, &s) != FR_OK) {
+            free(s.p);
+            return FR_ENOMEM;
+        }
+        rc = conn_request(conn, method, s.p, answer);
+        free(s.p);
+        if (rc == FR_ECLOSED && conn->has_refusal) { /* refused, not dropped: report why */
+            conn->last_error = conn->refusal;
+            return FR_ERPC;
+        }
+        if (!can_reconnect(conn)) return rc;
+        if (rc == FR_ECLOSED) continue;
+        if (rc == FR_ERPC && conn->last_error.grpc_code == FR_GRPC_UNAVAILABLE) {
+            fr_error unavailable = conn->last_error;
+            wait_for_drop(conn);
+            if (conn->fd >= 0) {
+                conn->last_error = unavailable;
+                return FR_ERPC;
+            }
+            continue;
+        }
+        return rc;
+    }
+    return rc;
+}
+
+/* ---- the public API ------------------------------------------------------- */
+
+static fr_conn *conn_new(void) {
+    fr_conn *conn = calloc(1, sizeof *conn);
+    if (conn == NULL) return NULL;
+    conn->fd = -1;
+    conn->next_id = 1;
+    conn->reconnect_enabled = 1;
+    conn->reconnect_timeout_ms = 30000;
+    conn->request_timeout_ms = 5000;
+    conn->seed = (unsigned)getpid() ^ (unsigned)now_ms();
+    return conn;
+}
+
+int fr_connect(const char *path, fr_conn **out) {
+    if (out == NULL) return FR_EINVAL;
+    *out = NULL;
+    fr_conn *conn = conn_new();
+    if (conn == NULL) return FR_ENOMEM;
+    if (fr_socket_path(path, conn->path, sizeof conn->path) != FR_OK) {
+        free(conn);
+        return FR_ECONNECT; /* too long for a Unix socket */
+    }
+    conn->has_path = 1;
+    int rc = open_socket(conn->path, &conn->fd);
+    if (rc != FR_OK) {
+        free(conn);
+        return rc;
+    }
+    *out = conn;
+    return FR_OK;
+}
+
+int fr__conn_from_fd(int fd, fr_conn **out) {
+    if (out == NULL || fd < 0) return FR_EINVAL;
+    fr_conn *conn = conn_new();
+    if (conn == NULL) return FR_ENOMEM;
+    conn->fd = fd;
+    conn->reconnect_enabled = 0;
+    *out = conn;
+    return FR_OK;
+}
+
+void fr_close(fr_conn *conn) {
+    if (conn == NULL) return;
+    if (conn->fd >= 0) close(conn->fd);
+    fr_link *link = conn->links;
+    while (link) {
+        fr_link *next = link->next;
+        free_link(link);
+        link = next;
+    }
+    if (conn->answered) fr__msg_clear(&conn->answer);
+    free(conn->buf);
+    free(conn);
+}
+
+int fr_set_reconnect(fr_conn *conn, int enabled, int timeout_ms) {
+    if (conn == NULL) return FR_EINVAL;
+    conn->reconnect_enabled = enabled != 0;
+    conn->reconnect_timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+    return FR_OK;
+}
+
+int fr_set_request_timeout(fr_conn *conn, int timeout_ms) {
+    if (conn == NULL) return FR_EINVAL;
+    conn->request_timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+    return FR_OK;
+}
+
+const char *fr_conn_path(const fr_conn *conn) { return conn && conn->has_path ? conn->path : NULL; }
+int fr_fd(const fr_conn *conn) { return conn ? conn->fd : -1; }
+unsigned fr_reconnects(const fr_conn *conn) { return conn ? conn->reconnects : 0; }
+const fr_error *fr_last_error(const fr_conn *conn) { return conn ? &conn->last_error : NULL; }
+
+static int valid_range(const fr_range *r) {
+    return isfinite(r->minimum) && isfinite(r->maximum) && isfinite(r->preferred);
+}
+
+static int build_register(const void *ctx, sb *s) { return write_register_params(ctx, s); }
+
+int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
+    if (conn == NULL || options == NULL || out == NULL || !valid_range(&options->range)) return FR_EINVAL;
+    *out = NULL;
+    fr_link *link = calloc(1, sizeof *link);
+    if (link == NULL) return FR_ENOMEM;
+    link->conn = conn;
+    link->range = options->range;
+    link->display = options->display < 0 ? -1 : options->display;
+    link->paused = options->paused != 0;
+    link->high_frame_rate = options->high_frame_rate != 0;
+    if (options->label && (link->label = strdup(options->label)) == NULL) {
+        free(link);
+        return FR_ENOMEM;
+    }
+    fr_msg answer;
+    int rc = conn_call(conn, NULL, M_REGISTER, build_register, link, &answer);
+    if (rc == FR_OK) {
+        rc = read_link_status(link, answer.result, 1);
+        fr__msg_clear(&answer);
+    }
+    if (rc != FR_OK) {
+        free_link(link);
+        return rc;
+    }
+    link->bound = 1;
+    link->app_id = claim_id(conn, link->daemon_id);
+    link->next = conn->links;
+    conn->links = link;
+    *out = link;
+    return FR_OK;
+}
+
+int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms) {
+    if (link == NULL || tick == NULL) return FR_EINVAL;
+    fr_conn *conn = link->conn;
+    int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    for (;;) {
+        if (link->count) {
+            *tick = link->queue[link->head];
+            link->head = (link->head + 1) % FR_TICK_QUEUE;
+            link->count--;
+            if (link->have_delivered && tick->sequence > link->last_delivered)
+                tick->skipped = tick->sequence - link->last_delivered - 1;
+            link->have_delivered = 1;
+            link->last_delivered = tick->sequence;
+            return FR_OK;
+        }
+        if (link->ended) {
+            conn->last_error = link->why;
+            return FR_EENDED;
+        }
+        if (conn->fd < 0 || conn->lost) {
+            int rc = conn_ensure(conn, deadline);
+            if (rc == FR_ETIMEDOUT) return rc;
+            if (rc != FR_OK) continue; /* gave up: the link has ended */
+        }
+        int rc = conn_pump(conn, deadline);
+        if (rc == FR_ETIMEDOUT) return rc;
+        if (rc != FR_OK && !can_reconnect(conn)) {
+            if (link->count) continue;
+            return rc; /* what broke the connection; the link has ended (FR_EENDED from now on) */
+        }
+        if (deadline >= 0 && now_ms() >= deadline && link->count == 0 && !link->ended) return FR_ETIMEDOUT;
+    }
+}
+
+int fr_frame_done(fr_link *link, uint64_t sequence) {
+    if (link == NULL) return FR_EINVAL;
+    if (link->ended) return FR_EENDED;
+    fr_conn *conn = link->conn;
+    if (conn->fd < 0 || !link->bound) return FR_OK; /* reconnecting: dropped */
+    uint64_t wire = daemon_sequence(link, sequence);
+    sb s = { 0 };
+    sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"" M_FRAME_DONE "\",\"params\":{\"link\":");
+    sb_u64(&s, link->daemon_id);
+    sb_puts(&s, ",\"sequence\":");
+    sb_u64(&s, wire);
+    sb_puts(&s, "}}\n");
+    if (s.oom) {
+        free(s.p);
+        return FR_ENOMEM;
+    }
+    int rc = write_all(conn, s.p, s.len);
+    free(s.p);
+    if (rc != FR_OK) {
+        conn_lost(conn, FR_EIO);
+        return can_reconnect(conn) ? FR_OK : FR_ECLOSED;
+    }
+    return FR_OK;
+}
+
+typedef struct update_ctx {
+    const fr_link *link;
+    const fr_range *range;
+    int paused;
+} update_ctx;
+
+static int build_update(const void *p, sb *s) {
+    const update_ctx *ctx = p;
+    sb_puts(s, "{\"link\":");
+    sb_u64(s, ctx->link->daemon_id);
+    if (ctx->range) {
+        sb_puts(s, ",\"range\":{\"minimum\":");
+        sb_double(s, ctx->range->minimum);
+        sb_puts(s, ",\"maximum\":");
+        sb_double(s, ctx->range->maximum);
+        sb_puts(s, ",\"preferred\":");
+        sb_double(s, ctx->range->preferred);
+        sb_puts(s, "}");
+    }
+    if (ctx->paused >= 0) sb_puts(s, ctx->paused ? ",\"paused\":true" : ",\"paused\":false");
+    sb_puts(s, "}");
+    return s->oom ? FR_ENOMEM : FR_OK;
+}
+
+int fr_update(fr_link *link, const fr_range *range, int paused) {
+    if (link == NULL || (range && !valid_range(range)) || paused > 1) return FR_EINVAL;
+    if (link->ended) return FR_EENDED;
+    fr_range copy;
+    if (range) copy = *range;
+    update_ctx ctx = { link, range ? &copy : NULL, paused < 0 ? -1 : paused };
+    fr_msg answer;
+    int rc = conn_call(link->conn, link, M_UPDATE, build_update, &ctx, &answer);
+    if (rc != FR_OK) return rc;
+    rc = read_link_status(link, answer.result, 0);
+    fr__msg_clear(&answer);
+    if (rc != FR_OK) return rc;
+    if (range) link->range = copy;
+    if (paused >= 0) link->paused = paused;
+    if (paused == 1 && link->gap == GAP_RECONNECTED) link->gap = GAP_RESUMED; /* a resume reports no skip */
+    return FR_OK;
+}
+
+int fr_pause(fr_link *link) { return fr_update(link, NULL, 1); }
+int fr_resume(fr_link *link) { return fr_update(link, NULL, 0); }
+
+static int build_link_only(const void *p, sb *s) {
+    sb_puts(s, "{\"link\":");
+    sb_u64(s, ((const fr_link *)p)->daemon_id);
+    sb_puts(s, "}");
+    return s->oom ? FR_ENOMEM : FR_OK;
+}
+
+int fr_invalidate(fr_link *link) {
+    if (link == NULL) return FR_EINVAL;
+    fr_conn *conn = link->conn;
+    int rc = FR_OK;
+    if (!link->ended && conn->fd >= 0 && !conn->lost && link->bound) {
+        sb s = { 0 };
+        build_link_only(link, &s);
+        fr_msg answer;
+        rc = s.oom ? FR_ENOMEM : conn_request(conn, M_INVALIDATE, s.p, &answer);
+        free(s.p);
+        if (rc == FR_OK) fr__msg_clear(&answer);
+        else if (rc == FR_ERPC && conn->last_error.grpc_code == FR_GRPC_UNAVAILABLE) rc = FR_OK; /* stopping */
+        else if (rc == FR_ECLOSED) rc = FR_OK; /* a closed socket releases the link too */
+    }
+    unlink_link(conn, link);
+    free_link(link);
+    return rc;
+}
+
+uint64_t fr_link_id(const fr_link *link) { return link ? link->app_id : 0; }
+uint64_t fr_link_daemon_id(const fr_link *link) { return link && link->bound && !link->ended ? link->daemon_id : 0; }
+
+int fr_link_get(const fr_link *link, fr_link_state *out) {
+    if (link == NULL || out == NULL) return FR_EINVAL;
+    out->id = link->app_id;
+    out->daemon_id = link->bound && !link->ended ? link->daemon_id : 0;
+    out->display = link->display;
+    out->range = link->range;
+    out->paused = link->paused;
+    out->refresh_rate = link->refresh_rate;
+    out->callback_rate = link->callback_rate;
+    out->ended = link->ended;
+    return FR_OK;
+}
+
+int fr_link_error(const fr_link *link, fr_error *why) {
+    if (link == NULL) return FR_EINVAL;
+    if (!link->ended) {
+        if (why) memset(why, 0, sizeof *why);
+        return FR_OK;
+    }
+    if (why) *why = link->why;
+    return FR_EENDED;
+}
+
+static int build_raw(const void *p, sb *s) {
+    if (p) sb_puts(s, p);
+    return s->oom ? FR_ENOMEM : FR_OK;
+}
+
+int fr_call(fr_conn *conn, const char *method, const char *params_json, char **result_json) {
+    if (result_json) *result_json = NULL;
+    if (conn == NULL || method == NULL) return FR_EINVAL;
+    if (params_json) { /* must be one JSON value on one line */
+        fr_json_doc *doc;
+        size_t n = strlen(params_json);
+        if (memchr(params_json, '\n', n) || fr_json_parse(params_json, n, &doc, NULL) != 0) return FR_EINVAL;
+        fr_json_free(doc);
+    }
+    fr_msg answer;
+    int rc = conn_call(conn, NULL, method, params_json ? build_raw : NULL, params_json, &answer);
+    if (rc != FR_OK) return rc;
+    if (result_json) {
+        char *copy = malloc(answer.result->raw_len + 1);
+        if (copy == NULL) {
+            fr__msg_clear(&answer);
+            return FR_ENOMEM;
+        }
+        memcpy(copy, answer.result->raw, answer.result->raw_len);
+        copy[answer.result->raw_len] = '\0';
+        *result_json = copy;
+    }
+    fr__msg_clear(&answer);
+    return FR_OK;
+}
+
+void fr_free(void *pointer) { free(pointer); }

@@ -1,0 +1,661 @@
+/* libframerate against the real framerated: this program starts the daemon
+ * ($FRAMERATED_BIN_DIR/framerated) on a socket in a fresh temporary directory,
+ * waits for it to answer (polling with backoff), runs every call, and restarts
+ * the daemon on the same path under a live client to test the reconnect. */
+#define _DEFAULT_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#include "fr_internal.h"
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---- the daemon -------------------------------------------------------------- */
+
+typedef struct daemon_proc {
+    char bin[PATH_MAX];
+    char dir[64];
+    char socket[128];
+    pid_t pid;
+    int starts;
+    double started_at; /* CLOCK_MONOTONIC when the latest daemon was spawned */
+    char *extra[4];    /* more flags, NULL-terminated */
+} daemon_proc;
+
+static daemon_proc daemon_;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double seconds) {
+    struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
+    nanosleep(&ts, NULL);
+}
+
+/* 1 when a Health/Check on `path` answers SERVING. */
+static int health_ok(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    size_t n = strlen(path);
+    if (n >= sizeof addr.sun_path) {
+        close(fd);
+        return 0;
+    }
+    memcpy(addr.sun_path, path, n + 1);
+    int ok = 0;
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) {
+        const char *req = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"grpc.health.v1.Health/Check\"}\n";
+        if (send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req)) {
+            char buf[512];
+            size_t len = 0;
+            struct pollfd pfd = { fd, POLLIN, 0 };
+            while (len < sizeof buf - 1 && poll(&pfd, 1, 1000) == 1) {
+                ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+                if (n <= 0) break;
+                len += (size_t)n;
+                if (memchr(buf, '\n', len)) break;
+            }
+            buf[len] = '\0';
+            ok = strstr(buf, "\"SERVING\"") != NULL;
+        }
+    }
+    close(fd);
+    return ok;
+}
+
+static void daemon_start(daemon_proc *d) {
+    char log[160];
+    snprintf(log, sizeof log, "%s/framerated-%d.log", d->dir, d->starts++);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    char *argv[] = { d->bin, "--socket", d->socket, "--log-target", "stderr", d->extra[0], d->extra[1], d->extra[2], NULL };
+    d->started_at = now_s();
+    if (posix_spawn(&d->pid, d->bin, &actions, NULL, argv, environ) != 0) {
+        fprintf(stderr, "cannot start %s: %s (build it with `swift build --product framerated` or set FRAMERATED_BIN_DIR)\n",
+                d->bin, strerror(errno));
+        exit(2);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    double deadline = now_s() + 20, delay = 0.005;
+    while (!health_ok(d->socket)) {
+        int status;
+        if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+            fprintf(stderr, "framerated exited during start-up; see %s\n", log);
+            exit(2);
+        }
+        if (now_s() > deadline) {
+            fprintf(stderr, "framerated did not answer on %s within 20 s; see %s\n", d->socket, log);
+            kill(d->pid, SIGKILL);
+            exit(2);
+        }
+        sleep_s(delay);
+        delay = delay * 2 > 0.2 ? 0.2 : delay * 2;
+    }
+}
+
+static void daemon_stop(daemon_proc *d) {
+    if (d->pid <= 0) return;
+    kill(d->pid, SIGTERM);
+    double deadline = now_s() + 10, delay = 0.005;
+    int status;
+    while (waitpid(d->pid, &status, WNOHANG) != d->pid) {
+        if (now_s() > deadline) {
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, &status, 0);
+            break;
+        }
+        sleep_s(delay);
+        delay = delay * 2 > 0.1 ? 0.1 : delay * 2;
+    }
+    d->pid = 0;
+}
+
+static void daemon_restart(daemon_proc *d) {
+    daemon_stop(d);
+    daemon_start(d);
+}
+
+static void cleanup(void) {
+    daemon_stop(&daemon_);
+    if (daemon_.dir[0]) {
+        char command[128];
+        snprintf(command, sizeof command, "rm -rf '%s'", daemon_.dir);
+        if (system(command) != 0) fprintf(stderr, "could not remove %s\n", daemon_.dir);
+    }
+}
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static fr_conn *connect_ok(void) {
+    fr_conn *conn = NULL;
+    int rc = fr_connect(daemon_.socket, &conn);
+    CHECK_MSG(rc == FR_OK, "fr_connect: %s", fr_strerror(rc));
+    if (rc != FR_OK) exit(1);
+    return conn;
+}
+
+static fr_link *register_ok(fr_conn *conn, double minimum, double maximum, double preferred, int hfr, int paused, const char *label) {
+    fr_link_options opt = FR_LINK_OPTIONS_INIT;
+    opt.range = (fr_range){ minimum, maximum, preferred };
+    opt.high_frame_rate = hfr;
+    opt.paused = paused;
+    opt.label = label;
+    fr_link *link = NULL;
+    int rc = fr_register(conn, &opt, &link);
+    CHECK_MSG(rc == FR_OK, "fr_register: %s: %s", fr_strerror(rc), fr_last_error(conn)->message);
+    if (rc != FR_OK) exit(1);
+    return link;
+}
+
+static int register_rc(fr_conn *conn, double minimum, double maximum, double preferred, int64_t display, const char *label) {
+    fr_link_options opt = FR_LINK_OPTIONS_INIT;
+    opt.range = (fr_range){ minimum, maximum, preferred };
+    opt.display = display;
+    opt.label = label;
+    fr_link *link = NULL;
+    return fr_register(conn, &opt, &link);
+}
+
+/* Compositor/GetState, parsed. */
+static fr_json_doc *get_state(fr_conn *conn) {
+    char *json = NULL;
+    int rc = fr_call(conn, "framerate.v1.Compositor/GetState", NULL, &json);
+    CHECK_MSG(rc == FR_OK, "GetState: %s", fr_strerror(rc));
+    fr_json_doc *doc = NULL;
+    if (rc == FR_OK) CHECK(fr_json_parse(json, strlen(json), &doc, NULL) == 0);
+    fr_free(json);
+    return doc;
+}
+
+static const fr_json *state_link(const fr_json_doc *doc, const char *label) {
+    const fr_json *displays = fr_json_get(fr_json_root(doc), "displays");
+    for (const fr_json *d = displays ? displays->u.kids.first : NULL; d; d = d->next) {
+        const fr_json *links = fr_json_get(d, "links");
+        for (const fr_json *l = links ? links->u.kids.first : NULL; l; l = l->next) {
+            const fr_json *name = fr_json_get(l, "label");
+            if (name && name->type == FR_JSON_STRING && strcmp(name->u.str.s, label) == 0) return l;
+        }
+    }
+    return NULL;
+}
+
+static size_t state_link_count(const fr_json_doc *doc) {
+    const fr_json *displays = fr_json_get(fr_json_root(doc), "displays");
+    size_t n = 0;
+    for (const fr_json *d = displays ? displays->u.kids.first : NULL; d; d = d->next) {
+        const fr_json *links = fr_json_get(d, "links");
+        n += links ? links->u.kids.count : 0;
+    }
+    return n;
+}
+
+static double num(const fr_json *object, const char *key) {
+    double v = NAN;
+    fr_json_double(fr_json_get(object, key), &v);
+    return v;
+}
+
+static int is_true(const fr_json *object, const char *key) {
+    const fr_json *v = fr_json_get(object, key);
+    return v && v->type == FR_JSON_TRUE;
+}
+
+static void drain(fr_link *link) {
+    fr_tick tick;
+    while (fr_next_tick(link, &tick, 200) == FR_OK) {
+    }
+}
+
+/* ---- tests -------------------------------------------------------------------- */
+
+static void test_socket_path_rule(void) {
+    char *saved_socket = getenv("FRAMERATED_SOCKET") ? strdup(getenv("FRAMERATED_SOCKET")) : NULL;
+    char *saved_runtime = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
+    char path[256], expected[64];
+    setenv("FRAMERATED_SOCKET", "/x/env.sock", 1);
+    setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
+    CHECK(fr_socket_path("/explicit.sock", path, sizeof path) == FR_OK && strcmp(path, "/explicit.sock") == 0);
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, "/x/env.sock") == 0);
+    CHECK(fr_socket_path("", path, sizeof path) == FR_OK && strcmp(path, "/x/env.sock") == 0);
+    setenv("FRAMERATED_SOCKET", "", 1);
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK);
+    CHECK(strcmp(path, geteuid() == 0 ? "/run/framerated/framerated.sock" : "/run/user/1000/framerated.sock") == 0);
+    unsetenv("FRAMERATED_SOCKET");
+    unsetenv("XDG_RUNTIME_DIR");
+    snprintf(expected, sizeof expected, "/tmp/framerated-%u.sock", (unsigned)geteuid());
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK);
+    CHECK(strcmp(path, geteuid() == 0 ? "/run/framerated/framerated.sock" : expected) == 0);
+    CHECK(fr_socket_path("/a/rather/long/path.sock", path, 8) == FR_EINVAL);
+    if (saved_socket) setenv("FRAMERATED_SOCKET", saved_socket, 1);
+    if (saved_runtime) setenv("XDG_RUNTIME_DIR", saved_runtime, 1);
+    free(saved_socket);
+    free(saved_runtime);
+    /* $FRAMERATED_SOCKET finds the daemon. */
+    char *before = getenv("FRAMERATED_SOCKET") ? strdup(getenv("FRAMERATED_SOCKET")) : NULL;
+    setenv("FRAMERATED_SOCKET", daemon_.socket, 1);
+    fr_conn *conn = NULL;
+    CHECK(fr_connect(NULL, &conn) == FR_OK && strcmp(fr_conn_path(conn), daemon_.socket) == 0);
+    char *result = NULL;
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, &result) == FR_OK && strcmp(result, "{\"status\":\"SERVING\"}") == 0);
+    fr_free(result);
+    fr_close(conn);
+    if (before) setenv("FRAMERATED_SOCKET", before, 1);
+    else unsetenv("FRAMERATED_SOCKET");
+    free(before);
+}
+
+static void test_connect_failures(void) {
+    char path[200];
+    fr_conn *conn = (fr_conn *)1;
+    snprintf(path, sizeof path, "%s/nobody-home.sock", daemon_.dir);
+    CHECK(fr_connect(path, &conn) == FR_ENOTRUNNING && conn == NULL);
+    CHECK(strstr(fr_strerror(FR_ENOTRUNNING), "framerated --socket") != NULL);
+    snprintf(path, sizeof path, "%s/framerated-0.log", daemon_.dir); /* a regular file */
+    CHECK(fr_connect(path, &conn) == FR_ECONNECT);
+    char long_path[300];
+    memset(long_path, 'x', sizeof long_path - 1);
+    long_path[0] = '/';
+    long_path[sizeof long_path - 1] = '\0';
+    CHECK(fr_connect(long_path, &conn) == FR_ECONNECT);
+    CHECK(fr_connect(NULL, NULL) == FR_EINVAL);
+    for (int e = 0; e >= FR_EENDED - 1; e--) CHECK(fr_strerror(e) != NULL && *fr_strerror(e));
+}
+
+static void test_register_and_ticks(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 80, 120, 120, 1, 0, "c-ticks");
+    fr_link_state st;
+    CHECK(fr_link_get(link, &st) == FR_OK && st.id >= 1 && st.display == 0 && !st.ended && !st.paused);
+    CHECK(st.refresh_rate == 120.0 && st.callback_rate == 120.0);
+    fr_tick ticks[20];
+    for (int i = 0; i < 20; i++) {
+        int rc = fr_next_tick(link, &ticks[i], 2000);
+        CHECK_MSG(rc == FR_OK, "%s", fr_strerror(rc));
+        if (rc != FR_OK) break;
+        double now = now_s();
+        CHECK_MSG(fabs(ticks[i].timestamp - now) < 0.5, "timestamp %.6f vs CLOCK_MONOTONIC %.6f", ticks[i].timestamp, now);
+        CHECK(ticks[i].link == st.id);
+        if (i) {
+            CHECK(ticks[i].sequence == ticks[i - 1].sequence + ticks[i].skipped + 1);
+            CHECK(ticks[i].timestamp > ticks[i - 1].timestamp);
+        }
+    }
+    fr_tick *t = &ticks[19];
+    CHECK(t->refresh_rate == 120.0 && t->callback_rate == 120.0);
+    CHECK(fabs(t->duration - 1.0 / 120) < 1e-6);
+    CHECK(fabs(t->target_timestamp - t->timestamp - 1.0 / t->callback_rate) < 1e-6);
+    fr_json_doc *state = get_state(conn);
+    const fr_json *entry = state_link(state, "c-ticks");
+    uint64_t pid = 0;
+    CHECK(entry && fr_json_u64(fr_json_get(entry, "pid"), &pid) == 0 && pid == (uint64_t)getpid());
+    CHECK(entry && is_true(entry, "highFrameRate"));
+    fr_json_free(state);
+    /* Without the entitlement the phone profile gives 60 Hz. */
+    fr_link *plain = register_ok(conn, 80, 120, 120, 0, 0, "c-plain");
+    CHECK(fr_link_get(plain, &st) == FR_OK && st.callback_rate == 60.0);
+    fr_close(conn);
+}
+
+static void test_register_errors(void) {
+    fr_conn *conn = connect_ok();
+    const fr_error *e = fr_last_error(conn);
+    CHECK(register_rc(conn, 0, 120, 0, -1, NULL) == FR_ERPC);
+    CHECK(e->code == -32602 && e->grpc_code == FR_GRPC_INVALID_ARGUMENT && strcmp(e->status, "INVALID_ARGUMENT") == 0);
+    CHECK(strcmp(e->field, "range.minimum") == 0 && strstr(e->message, "minimum") != NULL);
+    CHECK(register_rc(conn, 90, 60, 0, -1, NULL) == FR_ERPC && strcmp(e->field, "range.maximum") == 0);
+    CHECK(register_rc(conn, 60, 2000, 0, -1, NULL) == FR_ERPC && strcmp(e->field, "range.maximum") == 0);
+    CHECK(register_rc(conn, 30, 60, 120, -1, NULL) == FR_ERPC && strcmp(e->field, "range.preferred") == 0);
+    CHECK(register_rc(conn, NAN, 60, 0, -1, NULL) == FR_EINVAL);
+    CHECK(register_rc(conn, 30, INFINITY, 0, -1, NULL) == FR_EINVAL);
+    CHECK(register_rc(conn, 30, 60, 0, 7, NULL) == FR_ERPC && e->code == 5 && e->grpc_code == FR_GRPC_NOT_FOUND);
+    char label[301];
+    memset(label, 'x', 300);
+    label[300] = '\0';
+    CHECK(register_rc(conn, 30, 60, 0, -1, label) == FR_ERPC && strcmp(e->field, "label") == 0);
+    CHECK(register_rc(conn, 30, 60, 0, -1, "caf\xc3\xa9 \"quoted\" \\ \t") == FR_OK);
+    fr_json_doc *state = get_state(conn);
+    CHECK(state_link(state, "caf\xc3\xa9 \"quoted\" \\ \t") != NULL);
+    fr_json_free(state);
+    fr_close(conn);
+}
+
+static void test_update_pause_resume(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 80, 120, 120, 1, 0, "c-update");
+    fr_tick tick;
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    fr_range range = { 30, 60, 30 };
+    fr_link_state st;
+    CHECK(fr_update(link, &range, -1) == FR_OK);
+    CHECK(fr_link_get(link, &st) == FR_OK && st.callback_rate == 30.0 && st.range.preferred == 30.0);
+    fr_range bad = { 30, 60, 90 };
+    CHECK(fr_update(link, &bad, -1) == FR_ERPC && strcmp(fr_last_error(conn)->field, "range.preferred") == 0);
+    CHECK(fr_link_get(link, &st) == FR_OK && st.range.preferred == 30.0);
+    CHECK(fr_update(link, NULL, 2) == FR_EINVAL);
+    CHECK(fr_pause(link) == FR_OK && fr_link_get(link, &st) == FR_OK && st.paused);
+    fr_json_doc *state = get_state(conn);
+    const fr_json *entry = state_link(state, "c-update");
+    CHECK(entry && is_true(entry, "paused"));
+    CHECK(entry && num(fr_json_get(entry, "range"), "preferred") == 30.0);
+    fr_json_free(state);
+    drain(link);
+    CHECK(fr_next_tick(link, &tick, 300) == FR_ETIMEDOUT);
+    CHECK(fr_resume(link) == FR_OK);
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK && tick.callback_rate > 0);
+    fr_close(conn);
+}
+
+static void test_frame_done_pacing(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 30, 60, 60, 0, 0, "c-pacing");
+    fr_tick first, second, tick;
+    CHECK(fr_next_tick(link, &first, 2000) == FR_OK);
+    CHECK(fr_frame_done(link, first.sequence) == FR_OK);
+    CHECK(fr_next_tick(link, &second, 2000) == FR_OK);
+    sleep_s(0.06); /* a 60 ms frame: three and a half intervals */
+    CHECK(fr_frame_done(link, second.sequence) == FR_OK);
+    do CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    while (tick.sequence <= second.sequence);
+    CHECK_MSG(tick.skipped >= 2, "skipped %llu", (unsigned long long)tick.skipped);
+    char params[96];
+    snprintf(params, sizeof params, "{\"link\":%llu,\"sequence\":999999}", (unsigned long long)fr_link_daemon_id(link));
+    CHECK(fr_call(conn, "framerate.v1.DisplayLink/FrameDone", params, NULL) == FR_ERPC);
+    CHECK(fr_last_error(conn)->code == 11 && fr_last_error(conn)->grpc_code == FR_GRPC_OUT_OF_RANGE);
+    fr_close(conn);
+}
+
+static void test_ticks_of_two_links_are_queued_per_link(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *fast = register_ok(conn, 30, 60, 60, 0, 0, "c-fast");
+    fr_link *slow = register_ok(conn, 15, 30, 30, 0, 0, "c-slow");
+    fr_tick tick, first;
+    CHECK(fr_next_tick(slow, &first, 2000) == FR_OK);
+    double until = now_s() + 1.0;
+    uint64_t last = 0;
+    int fast_ticks = 0;
+    while (now_s() < until) { /* only `fast` is read: `slow` keeps its newest FR_TICK_QUEUE */
+        if (fr_next_tick(fast, &tick, 1000) != FR_OK) break;
+        if (last) CHECK(tick.sequence == last + tick.skipped + 1);
+        last = tick.sequence;
+        fast_ticks++;
+    }
+    CHECK(fast_ticks > 40);
+    CHECK(fr_next_tick(slow, &tick, 2000) == FR_OK);
+    CHECK(tick.link == fr_link_id(slow) && tick.callback_rate == 30.0);
+    CHECK(tick.sequence == first.sequence + tick.skipped + 1);
+    CHECK_MSG(tick.skipped >= 30 - FR_TICK_QUEUE - 4, "skipped %llu", (unsigned long long)tick.skipped);
+    fr_close(conn);
+}
+
+static void test_foreign_and_unknown_links(void) {
+    fr_conn *owner = connect_ok(), *other = connect_ok();
+    fr_link *link = register_ok(owner, 30, 60, 60, 0, 0, "c-owned");
+    char params[128];
+    const char *methods[] = { "framerate.v1.DisplayLink/Update", "framerate.v1.DisplayLink/Invalidate",
+                              "framerate.v1.DisplayLink/FrameDone" };
+    const char *formats[] = { "{\"link\":%llu,\"paused\":true}", "{\"link\":%llu}", "{\"link\":%llu,\"sequence\":0}" };
+    for (int i = 0; i < 3; i++) {
+        snprintf(params, sizeof params, formats[i], (unsigned long long)fr_link_daemon_id(link));
+        CHECK(fr_call(other, methods[i], params, NULL) == FR_ERPC);
+        CHECK(fr_last_error(other)->code == 5 && strcmp(fr_last_error(other)->status, "NOT_FOUND") == 0);
+    }
+    CHECK(fr_call(owner, "framerate.v1.DisplayLink/Update", "{\"link\":9999,\"paused\":true}", NULL) == FR_ERPC);
+    CHECK(fr_last_error(owner)->grpc_code == FR_GRPC_NOT_FOUND);
+    fr_tick tick;
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK); /* untouched */
+    fr_close(other);
+    fr_close(owner);
+}
+
+static void test_raw_calls(void) {
+    fr_conn *conn = connect_ok();
+    char *result = NULL;
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", "{\"service\":\"framerate.v1.DisplayLink\"}", &result) == FR_OK);
+    CHECK(result && strcmp(result, "{\"status\":\"SERVING\"}") == 0);
+    fr_free(result);
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", "{\"service\":\"framerate.v2.Nope\"}", NULL) == FR_ERPC);
+    CHECK(fr_last_error(conn)->grpc_code == FR_GRPC_NOT_FOUND);
+    CHECK(fr_call(conn, "framerate.v1.Reflection/ListServices", NULL, &result) == FR_OK);
+    CHECK(result && strstr(result, "\"framerate.v1.DisplayLink/Register\"") != NULL);
+    fr_free(result);
+    CHECK(fr_call(conn, "framerate.v1.DisplayLink/Frobnicate", NULL, NULL) == FR_ERPC);
+    CHECK(fr_last_error(conn)->code == -32601 && fr_last_error(conn)->grpc_code == FR_GRPC_UNIMPLEMENTED);
+    CHECK(fr_call(conn, "framerate.v1.Compositor/GetState", "{\"verbose\":true}", NULL) == FR_ERPC);
+    CHECK(strcmp(fr_last_error(conn)->field, "verbose") == 0);
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", "{not json", NULL) == FR_EINVAL);
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", "{}\n{}", NULL) == FR_EINVAL);
+    fr_close(conn);
+}
+
+static void test_invalidate(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 30, 60, 60, 0, 0, "c-gone");
+    fr_link *kept = register_ok(conn, 30, 60, 60, 0, 0, "c-kept");
+    uint64_t id = fr_link_daemon_id(link);
+    CHECK(id == fr_link_id(link)); /* no reconnect yet: the same */
+    CHECK(fr_invalidate(link) == FR_OK);
+    fr_json_doc *state = get_state(conn);
+    CHECK(state_link(state, "c-gone") == NULL && state_link(state, "c-kept") != NULL);
+    fr_json_free(state);
+    char params[64];
+    snprintf(params, sizeof params, "{\"link\":%llu}", (unsigned long long)id);
+    CHECK(fr_call(conn, "framerate.v1.DisplayLink/Invalidate", params, NULL) == FR_ERPC);
+    CHECK(fr_last_error(conn)->grpc_code == FR_GRPC_NOT_FOUND);
+    fr_tick tick;
+    CHECK(fr_next_tick(kept, &tick, 2000) == FR_OK && tick.link == fr_link_id(kept));
+    fr_close(conn);
+    /* Closing released everything. */
+    conn = connect_ok();
+    state = get_state(conn);
+    CHECK(state_link(state, "c-kept") == NULL);
+    fr_json_free(state);
+    fr_close(conn);
+}
+
+/* Reads ticks until the first one of the new daemon (timestamped after it was
+ * spawned); checks the sequence invariant on the way; returns 0 and the ticks
+ * on both sides of the outage. */
+static int ticks_across_restart(fr_link *link, fr_tick last, fr_tick *before, fr_tick *after) {
+    for (int i = 0; i < 400; i++) {
+        fr_tick tick;
+        int rc = fr_next_tick(link, &tick, 15000);
+        CHECK_MSG(rc == FR_OK, "fr_next_tick across the restart: %s", fr_strerror(rc));
+        if (rc != FR_OK) return -1;
+        CHECK(tick.sequence == last.sequence + tick.skipped + 1);
+        if (tick.timestamp > daemon_.started_at) {
+            *before = last;
+            *after = tick;
+            return 0;
+        }
+        last = tick;
+    }
+    CHECK_MSG(0, "no tick from the new daemon");
+    return -1;
+}
+
+static void test_reconnect_after_restart(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 80, 120, 120, 1, 0, "c-survivor");
+    fr_link *sleeper = register_ok(conn, 30, 60, 30, 0, 0, "c-sleeper");
+    CHECK(fr_pause(sleeper) == FR_OK);
+    fr_range range = { 40, 120, 60 };
+    CHECK(fr_update(link, &range, -1) == FR_OK); /* the last range is what is registered again */
+    fr_tick last;
+    for (int i = 0; i < 3; i++) CHECK(fr_next_tick(link, &last, 2000) == FR_OK);
+    uint64_t ids[2] = { fr_link_id(link), fr_link_id(sleeper) };
+
+    daemon_restart(&daemon_);
+
+    fr_tick before, after;
+    if (ticks_across_restart(link, last, &before, &after) == 0) {
+        double gap = (after.timestamp - before.timestamp) * after.callback_rate;
+        long expected = lround(gap) - 1;
+        if (expected < 1) expected = 1;
+        CHECK_MSG(after.skipped >= 1 && (long)after.skipped == expected, "skipped %llu, expected %ld",
+                  (unsigned long long)after.skipped, expected);
+        CHECK(after.sequence == before.sequence + after.skipped + 1);
+        printf("     restart: %.0f ms without ticks, reported as skipped = %llu (sequence %llu -> %llu)\n",
+               (after.timestamp - before.timestamp) * 1000, (unsigned long long)after.skipped,
+               (unsigned long long)before.sequence, (unsigned long long)after.sequence);
+    }
+    fr_tick next;
+    CHECK(fr_next_tick(link, &next, 2000) == FR_OK && next.sequence == after.sequence + next.skipped + 1);
+    CHECK(fr_reconnects(conn) == 1);
+    CHECK(next.link == fr_link_id(link));
+    CHECK(fr_link_id(link) == ids[0] && fr_link_id(sleeper) == ids[1]); /* kept; the new daemon numbered them afresh */
+    CHECK(fr_link_daemon_id(link) + fr_link_daemon_id(sleeper) == 3);
+    CHECK(fr_link_error(link, NULL) == FR_OK && fr_link_error(sleeper, NULL) == FR_OK);
+    fr_json_doc *state = get_state(conn);
+    CHECK(state_link_count(state) == 2);
+    const fr_json *survivor = state_link(state, "c-survivor"), *paused = state_link(state, "c-sleeper");
+    uint64_t id = 0;
+    CHECK(survivor && fr_json_u64(fr_json_get(survivor, "link"), &id) == 0 && id == fr_link_daemon_id(link));
+    CHECK(survivor && num(fr_json_get(survivor, "range"), "minimum") == 40 && num(fr_json_get(survivor, "range"), "preferred") == 60);
+    CHECK(survivor && is_true(survivor, "highFrameRate") && !is_true(survivor, "paused"));
+    CHECK(paused && is_true(paused, "paused") && num(fr_json_get(paused, "range"), "preferred") == 30);
+    fr_json_free(state);
+    CHECK(fr_frame_done(link, next.sequence) == FR_OK); /* translated to the new link's numbering */
+    CHECK(fr_resume(sleeper) == FR_OK);
+    fr_tick tick;
+    CHECK(fr_next_tick(sleeper, &tick, 2000) == FR_OK && tick.skipped == 0 && tick.link == ids[1]); /* a resume: no skip */
+    CHECK(fr_invalidate(link) == FR_OK);
+    fr_close(conn);
+}
+
+static void test_ids_stay_unique_after_a_restart(void) {
+    daemon_restart(&daemon_); /* a fresh daemon numbers links from 1 */
+    fr_conn *conn = connect_ok();
+    fr_link *first = register_ok(conn, 30, 60, 60, 0, 0, "c-first");
+    fr_link *second = register_ok(conn, 30, 60, 30, 0, 0, "c-second");
+    CHECK(fr_link_id(first) == 1 && fr_link_id(second) == 2);
+    CHECK(fr_invalidate(first) == FR_OK);
+    fr_tick tick;
+    CHECK(fr_next_tick(second, &tick, 2000) == FR_OK);
+    daemon_restart(&daemon_);
+    while (fr_next_tick(second, &tick, 15000) == FR_OK && tick.timestamp < daemon_.started_at) {
+    }
+    CHECK(fr_link_id(second) == 2 && fr_link_daemon_id(second) == 1 && tick.link == 2);
+    /* The new daemon gives the next link id 2, which `second` already has. */
+    fr_link *third = register_ok(conn, 30, 60, 60, 0, 0, "c-third");
+    fr_link_state st;
+    CHECK(fr_link_get(third, &st) == FR_OK && st.daemon_id == 2 && st.id == 3);
+    CHECK(fr_next_tick(third, &tick, 2000) == FR_OK && tick.link == 3);
+    fr_close(conn);
+}
+
+static void test_connection_limit_is_reported(void) {
+    daemon_proc limited = daemon_;
+    limited.pid = 0;
+    limited.starts = 100;
+    snprintf(limited.socket, sizeof limited.socket, "%s/limited.sock", daemon_.dir);
+    limited.extra[0] = "--max-connections";
+    limited.extra[1] = "1";
+    daemon_start(&limited);
+    fr_conn *first = NULL, *second = NULL;
+    CHECK(fr_connect(limited.socket, &first) == FR_OK);
+    CHECK(fr_call(first, "grpc.health.v1.Health/Check", NULL, NULL) == FR_OK);
+    CHECK(fr_connect(limited.socket, &second) == FR_OK); /* accepted, then refused */
+    double started = now_s();
+    CHECK(fr_call(second, "framerate.v1.Compositor/GetState", NULL, NULL) == FR_ERPC);
+    CHECK(now_s() - started < 5);
+    const fr_error *e = fr_last_error(second);
+    CHECK_MSG(e->code == 8 && e->grpc_code == FR_GRPC_RESOURCE_EXHAUSTED && strstr(e->message, "--max-connections"),
+              "%d %s %s", e->code, e->status, e->message);
+    fr_close(second);
+    CHECK(fr_call(first, "grpc.health.v1.Health/Check", NULL, NULL) == FR_OK);
+    fr_close(first);
+    daemon_stop(&limited);
+}
+
+static void test_closed_without_reconnect(void) {
+    fr_conn *conn = connect_ok();
+    CHECK(fr_set_reconnect(conn, 0, 0) == FR_OK);
+    fr_link *link = register_ok(conn, 30, 60, 60, 0, 0, "c-closed");
+    fr_tick tick;
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    daemon_stop(&daemon_);
+    int rc;
+    while ((rc = fr_next_tick(link, &tick, 5000)) == FR_OK) {
+    }
+    CHECK_MSG(rc == FR_EENDED, "%s", fr_strerror(rc));
+    fr_error why;
+    CHECK(fr_link_error(link, &why) == FR_EENDED && why.grpc_code == FR_GRPC_UNAVAILABLE);
+    CHECK_MSG(strcmp(why.message, "framerated is shutting down") == 0, "%s", why.message);
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ECLOSED);
+    CHECK(fr_update(link, NULL, 1) == FR_EENDED);
+    fr_close(conn);
+    daemon_start(&daemon_);
+}
+
+static void test_reconnect_gives_up(void) {
+    fr_conn *conn = connect_ok();
+    CHECK(fr_set_reconnect(conn, 1, 500) == FR_OK);
+    fr_link *link = register_ok(conn, 30, 60, 60, 0, 0, "c-orphan");
+    fr_tick tick;
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    daemon_stop(&daemon_);
+    double started = now_s();
+    int rc;
+    while ((rc = fr_next_tick(link, &tick, -1)) == FR_OK) {
+    }
+    CHECK_MSG(rc == FR_EENDED, "%s", fr_strerror(rc));
+    CHECK(now_s() - started < 5);
+    fr_error why;
+    CHECK(fr_link_error(link, &why) == FR_EENDED && why.grpc_code == FR_GRPC_UNAVAILABLE);
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ENOTRUNNING);
+    fr_close(conn);
+    daemon_start(&daemon_);
+}
+
+int main(void) {
+    const char *bin_dir = getenv("FRAMERATED_BIN_DIR");
+    snprintf(daemon_.bin, sizeof daemon_.bin, "%s/framerated", bin_dir && *bin_dir ? bin_dir : ".build/debug");
+    snprintf(daemon_.dir, sizeof daemon_.dir, "/tmp/frc-XXXXXX");
+    if (mkdtemp(daemon_.dir) == NULL) {
+        perror("mkdtemp");
+        return 2;
+    }
+    snprintf(daemon_.socket, sizeof daemon_.socket, "%s/framerated.sock", daemon_.dir);
+    atexit(cleanup);
+    daemon_start(&daemon_);
+    printf("framerated %s on %s\n", daemon_.bin, daemon_.socket);
+
+    RUN(test_socket_path_rule);
+    RUN(test_connect_failures);
+    RUN(test_register_and_ticks);
+    RUN(test_register_errors);
+    RUN(test_update_pause_resume);
+    RUN(test_frame_done_pacing);
+    RUN(test_ticks_of_two_links_are_queued_per_link);
+    RUN(test_foreign_and_unknown_links);
+    RUN(test_raw_calls);
+    RUN(test_invalidate);
+    RUN(test_reconnect_after_restart);
+    RUN(test_ids_stay_unique_after_a_restart);
+    RUN(test_connection_limit_is_reported);
+    RUN(test_closed_without_reconnect);
+    RUN(test_reconnect_gives_up);
+    printf("%d checks, %d failed\n", test_checks, test_failures);
+    return test_failures ? 1 : 0;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Drive an animation from each tick's target_timestamp, as on iOS:
+
+    let t = link.targetTimestamp - start      // when this frame will be shown
+    print(link.targetTimestamp - CACurrentMediaTime())   // working time left
+
+Here `target_timestamp - time.monotonic()` is the working time left for the
+frame: both are seconds on CLOCK_MONOTONIC. The ball's position is computed for
+the moment the frame is displayed (target_timestamp), not for when the tick
+arrived, so the motion stays smooth when frames are skipped.
+
+    python3 animate.py [--frames N] [--socket PATH]
+"""
+
+import argparse
+import asyncio
+import math
+import time
+
+import framerate
+
+PERIOD = 2.0  # seconds for one back-and-forth swing
+WIDTH = 40    # characters
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--frames", type=int, default=240, help="frames to draw (default 240)")
+    parser.add_argument("--socket", help="the daemon's socket (default: found the way framectl finds it)")
+    args = parser.parse_args()
+
+    async with framerate.connect(args.socket) as conn:
+        # A scrolling-style hint: 80-120 Hz, 120 preferred; the entitlement lifts the 60 Hz phone limit.
+        link = await conn.register(80, 120, 120, label="animate.py", high_frame_rate=True)
+        start = None
+        frames = 0
+        async for tick in link:
+            if start is None:
+                start = tick.timestamp
+            shown_at = tick.target_timestamp - start          # animation time of this frame
+            x = (math.sin(2 * math.pi * shown_at / PERIOD) + 1) / 2
+            left_ms = (tick.target_timestamp - time.monotonic()) * 1000   # working time left
+            row = [" "] * (WIDTH + 1)
+            row[round(x * WIDTH)] = "o"
+            skipped = f" (skipped {tick.skipped})" if tick.skipped else ""
+            print(f"frame {tick.sequence:5d} {tick.callback_rate:5.1f} Hz |{''.join(row)}| {left_ms:6.2f} ms left{skipped}",
+                  flush=True)
+            await link.frame_done(tick.sequence)   # optional: lets the daemon skip overrun intervals
+            frames += 1
+            if frames >= args.frames:
+                break
+        await link.invalidate()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except framerate.DaemonNotRunning as error:
+        raise SystemExit(str(error))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,92 @@
+"""framerate: the Python client for framerated, the Linux frame-rate hint broker.
+
+Two APIs over the same connection logic:
+
+- asyncio (:mod:`framerate.aio`)::
+
+      async with framerate.connect() as conn:
+          link = await conn.register(80, 120, 120, high_frame_rate=True)
+          async for tick in link:
+              budget = tick.target_timestamp - time.monotonic()
+
+- blocking, for scripts (:mod:`framerate.blocking`)::
+
+      with framerate.connect_blocking() as conn:
+          link = conn.register(80, 120, 120, high_frame_rate=True)
+          for tick in link:
+              ...
+
+Every instant (``Tick.timestamp``, ``Tick.target_timestamp``) is in seconds on
+``CLOCK_MONOTONIC``, the clock :func:`time.monotonic` reads on Linux, so
+``tick.target_timestamp - time.monotonic()`` is the working time left for a frame.
+
+The socket is found the way framectl finds it (:func:`socket_path`) unless a
+path is given. Errors are :class:`FrameRateError` subclasses named after the
+gRPC status the daemon reports (``data.status``).
+"""
+
+from . import aio, blocking
+from .aio import Connection, DisplayLink, Watch, connect
+from .blocking import connect as connect_blocking
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    Cancelled,
+    ConnectionClosed,
+    ConnectionLost,
+    DaemonNotRunning,
+    DataLoss,
+    DeadlineExceeded,
+    FailedPrecondition,
+    FrameRateError,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    ProtocolError,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+    Unimplemented,
+    Unknown,
+)
+from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, Tick, socket_path
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "aio",
+    "blocking",
+    "connect",
+    "connect_blocking",
+    "Connection",
+    "DisplayLink",
+    "Watch",
+    "Tick",
+    "LinkStatus",
+    "Event",
+    "socket_path",
+    "SYSTEM_SOCKET_PATH",
+    "FrameRateError",
+    "Aborted",
+    "AlreadyExists",
+    "Cancelled",
+    "ConnectionClosed",
+    "ConnectionLost",
+    "DaemonNotRunning",
+    "DataLoss",
+    "DeadlineExceeded",
+    "FailedPrecondition",
+    "Internal",
+    "InvalidArgument",
+    "NotFound",
+    "OutOfRange",
+    "PermissionDenied",
+    "ProtocolError",
+    "ResourceExhausted",
+    "Unauthenticated",
+    "Unavailable",
+    "Unimplemented",
+    "Unknown",
+]

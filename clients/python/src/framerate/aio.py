@@ -1,0 +1,1085 @@
+"""The asyncio client: :func:`connect`, :class:`Connection`, :class:`DisplayLink`, :class:`Watch`.
+
+::
+
+    async with await framerate.connect() as conn:
+        link = await conn.register(80, 120, 120, high_frame_rate=True)
+        async for tick in link:
+            budget = tick.target_timestamp - time.monotonic()   # CLOCK_MONOTONIC
+            ...                                                 # render
+            await link.frame_done(tick.sequence)
+
+Reconnect: when the daemon goes away (it restarts, or its socket closes), the
+connection reconnects with exponential backoff (50 ms doubling to 1 s, with
+jitter) for up to ``reconnect_timeout`` seconds and registers every live link
+again with its latest range, paused flag, label, display and entitlement. The
+:class:`DisplayLink` objects, their ``id`` and their tick numbering stay the
+same (only :attr:`DisplayLink.daemon_id` changes): the first tick after the
+reconnect reports the outage as one gap, ``skipped = max(1, round((timestamp -
+last.timestamp) * callback_rate) - 1)`` (0 for a link that was paused), and
+sequences continue. Calls made meanwhile wait for the reconnect; a call whose
+request was in flight when the connection dropped is sent again (every method
+is safe to repeat). Watches are restarted too, with a ``resynchronized`` event
+carrying the new state. This matches the Swift client's ``reconnect:`` policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import json
+import math
+import numbers
+import os
+import random
+import stat
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+
+from .errors import (
+    ConnectionClosed,
+    ConnectionLost,
+    DaemonNotRunning,
+    FrameRateError,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ProtocolError,
+    Unavailable,
+    error_from_response,
+    error_from_status,
+)
+from .types import Event, LinkStatus, Tick, socket_path
+
+__all__ = ["connect", "Connection", "DisplayLink", "Watch"]
+
+REGISTER = "framerate.v1.DisplayLink/Register"
+TICK = "framerate.v1.DisplayLink/Tick"
+UPDATE = "framerate.v1.DisplayLink/Update"
+INVALIDATE = "framerate.v1.DisplayLink/Invalidate"
+FRAME_DONE = "framerate.v1.DisplayLink/FrameDone"
+CLOSED = "framerate.v1.DisplayLink/Closed"
+GET_STATE = "framerate.v1.Compositor/GetState"
+SET_CAPS = "framerate.v1.Compositor/SetCaps"
+WATCH = "framerate.v1.Compositor/Watch"
+EVENT = "framerate.v1.Compositor/Event"
+UNWATCH = "framerate.v1.Compositor/Unwatch"
+HEALTH = "grpc.health.v1.Health/Check"
+LIST_SERVICES = "framerate.v1.Reflection/ListServices"
+
+#: Longest line accepted from the daemon (a GetState with thousands of links fits easily).
+LINE_LIMIT = 64 * 1024 * 1024
+#: Default number of undelivered ticks kept per link (the newest are kept).
+DEFAULT_TICK_BUFFER = 8
+#: Default number of undelivered events kept per watch.
+DEFAULT_EVENT_BUFFER = 4096
+_BACKOFF_FIRST = 0.05
+_BACKOFF_MAX = 1.0
+
+_Hook = Optional[Callable[[Any], None]]
+
+
+def _is_id(value: Any) -> bool:
+    return type(value) is int
+
+
+class _Pending:
+    __slots__ = ("future", "hook")
+
+    def __init__(self, future: "asyncio.Future[Any]", hook: _Hook) -> None:
+        self.future = future
+        self.hook = hook
+
+
+class _Connect:
+    """What :func:`connect` returns: await it, or use it with ``async with``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._kwargs = kwargs
+        self._conn: Optional[Connection] = None
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return Connection.open(**self._kwargs).__await__()
+
+    async def __aenter__(self) -> "Connection":
+        self._conn = await Connection.open(**self._kwargs)
+        return self._conn
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+
+
+def connect(
+    path: Optional[str] = None,
+    *,
+    reconnect: bool = True,
+    reconnect_timeout: Optional[float] = 30.0,
+    tick_buffer: int = DEFAULT_TICK_BUFFER,
+) -> _Connect:
+    """Connects to framerated: ``conn = await connect()`` or ``async with connect() as conn``.
+
+    Args:
+        path: the socket; ``None`` finds it the way framectl does
+            (:func:`framerate.socket_path`: ``$FRAMERATED_SOCKET``, then
+            ``/run/framerated/framerated.sock`` for root, then
+            ``$XDG_RUNTIME_DIR/framerated.sock``).
+        reconnect: reconnect and re-register links when the connection drops.
+        reconnect_timeout: seconds to keep trying (``None``: forever); then every
+            link ends with :class:`~framerate.DaemonNotRunning` (or
+            :class:`~framerate.Unavailable`).
+        tick_buffer: undelivered ticks kept per link; when the application falls
+            behind the oldest are dropped and counted in the next tick's ``skipped``.
+
+    Raises:
+        DaemonNotRunning: nothing listens on the path.
+        PermissionDenied: this user may not connect to the socket.
+        Unavailable: another connect failure.
+    """
+    return _Connect(path=path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer)
+
+
+class Connection:
+    """One connection to framerated (newline-delimited JSON-RPC 2.0 on its Unix socket).
+
+    Links and watches belong to the connection: the daemon releases them when it
+    closes. Use from one event loop; calls may be made concurrently from tasks.
+    """
+
+    def __init__(self, path: str, *, reconnect: bool, reconnect_timeout: Optional[float], tick_buffer: int) -> None:
+        if tick_buffer < 1:
+            raise ValueError("tick_buffer must be at least 1")
+        self.path = path
+        self._reconnect_enabled = reconnect
+        self._reconnect_timeout = reconnect_timeout
+        self._tick_buffer = tick_buffer
+        self._writer: Optional[asyncio.StreamWriter] = None
+        self._read_task: Optional["asyncio.Task[None]"] = None
+        self._reconnect_task: Optional["asyncio.Task[None]"] = None
+        self._pending: Dict[int, _Pending] = {}
+        self._next_id = 1
+        self._links_by_id: Dict[int, DisplayLink] = {}
+        self._links: List[DisplayLink] = []
+        self._watches_by_id: Dict[int, Watch] = {}
+        self._watches: List[Watch] = []
+        self._ready = asyncio.Event()
+        self._drain_lock = asyncio.Lock()
+        self._closed = False
+        self._reconnecting = False
+        self._fatal: Optional[FrameRateError] = None
+        self._unsolicited: Optional[FrameRateError] = None
+        self._generation = 0
+        self._healthy = False  # the current socket delivered an answer or a tick
+        self._delay = _BACKOFF_FIRST
+        self._refusal: Optional[FrameRateError] = None
+        #: How many times the connection was re-established.
+        self.reconnects = 0
+
+    @classmethod
+    async def open(
+        cls,
+        path: Optional[str] = None,
+        *,
+        reconnect: bool = True,
+        reconnect_timeout: Optional[float] = 30.0,
+        tick_buffer: int = DEFAULT_TICK_BUFFER,
+    ) -> "Connection":
+        """Same as :func:`connect`."""
+        conn = cls(socket_path(path), reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer)
+        await conn._connect_once()
+        conn._ready.set()
+        return conn
+
+    # -- public API ---------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        """Whether the connection is up now (not closed, not reconnecting)."""
+        return self._writer is not None and self._ready.is_set() and not self._closed and self._fatal is None
+
+    @property
+    def links(self) -> List["DisplayLink"]:
+        """The live links registered on this connection."""
+        return list(self._links)
+
+    async def register(
+        self,
+        minimum: float,
+        maximum: float,
+        preferred: float = 0,
+        label: Optional[str] = None,
+        high_frame_rate: bool = False,
+        paused: bool = False,
+        display: Optional[int] = None,
+    ) -> "DisplayLink":
+        """Registers a display link (``DisplayLink/Register``), the ``CADisplayLink`` analog.
+
+        Args:
+            minimum, maximum, preferred: the ``CAFrameRateRange``, Hz;
+                ``preferred=0`` means no preference.
+            label: a name shown by ``framectl status``.
+            high_frame_rate: declare the high-frame-rate entitlement (needed
+                above 60 Hz on the ``promotion-phone`` profile).
+            paused: start paused (no ticks until :meth:`DisplayLink.resume`).
+            display: the display id; ``None`` for the default display.
+
+        Raises:
+            InvalidArgument: a bad range; ``.field`` names it (``"range.minimum"``).
+            NotFound: no such display.
+            ResourceExhausted: this connection holds the maximum number of links.
+        """
+        _check_range(minimum, maximum, preferred)
+        link = DisplayLink(self, float(minimum), float(maximum), float(preferred), label, bool(high_frame_rate), bool(paused), display)
+
+        def hook(result: Any) -> None:
+            link._bind(LinkStatus.from_result(result))
+            self._links.append(link)
+
+        await self._call(REGISTER, link._register_params, hook)
+        return link
+
+    async def state(self) -> Dict[str, Any]:
+        """``Compositor/GetState``: ``{"displays": [...]}``, each display with its
+        ``refreshRate``, ``reason``, ``caps`` and ``links`` (see docs/protocol.md)."""
+        return await self._call(GET_STATE, lambda: None)
+
+    async def set_caps(
+        self,
+        display: Optional[int] = None,
+        low_power_mode: Optional[bool] = None,
+        limit_frame_rate: Optional[bool] = None,
+        thermal_state: Optional[str] = None,
+    ) -> List[Dict[str, Any]]:
+        """``Compositor/SetCaps``: changes the caps named (``None`` keeps one) on
+        ``display`` or, when ``None``, every display. Returns
+        ``[{"display": id, "caps": {...}}, ...]``.
+
+        Raises:
+            PermissionDenied: not root, the daemon's user or an admin-group member.
+            InvalidArgument: e.g. an unknown ``thermal_state``.
+            NotFound: no such display.
+        """
+        params: Dict[str, Any] = {}
+        if display is not None:
+            params["display"] = display
+        if low_power_mode is not None:
+            params["lowPowerMode"] = bool(low_power_mode)
+        if limit_frame_rate is not None:
+            params["limitFrameRate"] = bool(limit_frame_rate)
+        if thermal_state is not None:
+            params["thermalState"] = thermal_state
+        result = await self._call(SET_CAPS, lambda: params)
+        return list(result.get("displays", [])) if isinstance(result, dict) else []
+
+    def watch(self, event_buffer: int = DEFAULT_EVENT_BUFFER) -> "Watch":
+        """Compositor events (``Compositor/Watch``): ``async for event in conn.watch()``,
+        or ``async with conn.watch() as w`` (``w.state`` is the state at subscription)."""
+        return Watch(self, event_buffer)
+
+    async def health(self, service: Optional[str] = None) -> str:
+        """``Health/Check``: ``"SERVING"``, or ``"NOT_SERVING"`` while the daemon stops."""
+        result = await self._call(HEALTH, lambda: {"service": service} if service is not None else None)
+        return str(result.get("status")) if isinstance(result, dict) else ""
+
+    async def list_services(self) -> List[Dict[str, Any]]:
+        """``Reflection/ListServices``: every service with its methods and their params."""
+        result = await self._call(LIST_SERVICES, lambda: None)
+        return list(result.get("services", [])) if isinstance(result, dict) else []
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        """Sends request ``method`` and returns its ``result`` unchanged. Streams
+        started this way (Register, Watch) are not routed: their notifications are dropped."""
+        return await self._call(method, lambda: params)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Sends ``method`` as a notification (no answer; dropped while disconnected)."""
+        await self._send(_encode(method, params, None))
+
+    async def close(self) -> None:
+        """Closes the connection; the daemon releases its links and watches. Links'
+        tick iterators finish; later calls raise :class:`~framerate.ConnectionClosed`."""
+        if self._closed:
+            return
+        self._closed = True
+        self._generation += 1
+        tasks = [t for t in (self._reconnect_task, self._read_task) if t is not None and t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            try:
+                await task
+            except BaseException:  # noqa: BLE001 - cancelled or failed; closing anyway
+                pass
+        self._drop_transport(ConnectionClosed("the connection was closed"))
+        for link in list(self._links):
+            self._end_link(link, None)
+        for watch in list(self._watches):
+            self._end_watch(watch, None)
+        self._ready.set()
+
+    async def __aenter__(self) -> "Connection":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    # -- requests -----------------------------------------------------------
+
+    async def _wait_connected(self) -> None:
+        while True:
+            if self._closed:
+                raise ConnectionClosed("the connection was closed")
+            if self._fatal is not None:
+                raise self._fatal
+            if self._ready.is_set() and self._writer is not None:
+                return
+            await self._ready.wait()
+
+    async def _call(self, method: str, params: Callable[[], Any], hook: _Hook = None) -> Any:
+        """A request, sent again after a reconnect when the connection dropped
+        under it or the daemon answered UNAVAILABLE (it is stopping)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if self._reconnect_timeout is None else loop.time() + self._reconnect_timeout
+        while True:
+            await self._wait_connected()
+            generation = self._generation
+            try:
+                return await self._request(method, params(), hook)
+            except Unavailable as error:
+                cause = getattr(error, "cause", None) or (self._refusal if isinstance(error, ConnectionLost) else None)
+                if cause is not None:
+                    raise cause from None
+                if not self._reconnect_enabled or self._closed or (deadline is not None and loop.time() >= deadline):
+                    raise
+                if not isinstance(error, ConnectionLost):
+                    # The daemon is stopping: wait for this connection to drop.
+                    while self._generation == generation and not self._closed and self._fatal is None:
+                        if deadline is not None and loop.time() >= deadline:
+                            raise
+                        await asyncio.sleep(0.01)
+
+    async def _request(self, method: str, params: Any, hook: _Hook = None) -> Any:
+        if self._writer is None:
+            raise ConnectionLost(f"not connected to framerated at {self.path}")
+        request_id = self._next_id
+        self._next_id += 1
+        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = _Pending(future, hook)
+        try:
+            await self._send(_encode(method, params, request_id))
+        except BaseException:
+            self._pending.pop(request_id, None)
+            raise
+        try:
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _send(self, line: bytes) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        writer.write(line)
+        async with self._drain_lock:
+            try:
+                await writer.drain()
+            except (ConnectionError, OSError):
+                pass  # the reader notices and fails pending requests
+
+    # -- transport ----------------------------------------------------------
+
+    async def _connect_once(self) -> None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
+        except FileNotFoundError:
+            raise DaemonNotRunning(self.path) from None
+        except ConnectionRefusedError:
+            try:
+                mode = os.stat(self.path).st_mode
+            except OSError:
+                mode = stat.S_IFSOCK
+            if not stat.S_ISSOCK(mode):
+                raise Unavailable(f"cannot connect to {self.path}: the path exists but is not a socket") from None
+            raise DaemonNotRunning(self.path, "connection refused") from None
+        except PermissionError:
+            raise PermissionDenied(
+                f"permission denied connecting to {self.path}: this user may not use this daemon's socket; "
+                "ask an administrator for access, or run your own daemon with `framerated --socket PATH`"
+            ) from None
+        except OSError as error:
+            raise Unavailable(f"cannot connect to {self.path}: {error.strerror or error}") from None
+        self._generation += 1
+        self._unsolicited = None
+        self._healthy = False
+        self._writer = writer
+        self._read_task = asyncio.get_running_loop().create_task(self._read_loop(reader, writer, self._generation))
+
+    async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, generation: int) -> None:
+        error: Optional[FrameRateError] = None
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:
+                    error = ProtocolError(f"the daemon sent a line longer than {LINE_LIMIT} bytes")
+                    break
+                except (ConnectionError, OSError) as failure:
+                    error = ConnectionLost(f"the connection to framerated at {self.path} failed: {failure}")
+                    break
+                if not line.endswith(b"\n"):
+                    break  # end of stream (a final line without LF is incomplete)
+                try:
+                    self._dispatch_line(line)
+                except ProtocolError as failure:
+                    error = failure
+                    break
+        finally:
+            writer.close()
+            if generation == self._generation and not self._closed:
+                self._on_lost(error)
+
+    def _drop_transport(self, error: FrameRateError) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        pending, self._pending = self._pending, {}
+        for entry in pending.values():
+            if not entry.future.done():
+                failure = type(error)(error.message, status=error.status, code=error.code, data=error.data)
+                failure.cause = getattr(error, "cause", None)
+                entry.future.set_exception(failure)
+        self._links_by_id.clear()
+        self._watches_by_id.clear()
+        for link in self._links:
+            link._daemon_id = None
+        for watch in self._watches:
+            watch._daemon_id = None
+
+    def _on_lost(self, error: Optional[FrameRateError]) -> None:
+        cause = self._unsolicited or error  # what the daemon said, if it said anything
+        message = f"the connection to framerated at {self.path} closed" + (f": {cause.message}" if cause else "")
+        self._ready.clear()
+        lost = ConnectionLost(message)
+        # The daemon refused the connection (e.g. its connection limit): requests
+        # in flight fail with that error rather than being sent again.
+        lost.cause = cause if isinstance(cause, FrameRateError) and not isinstance(cause, Unavailable) else None
+        self._refusal = lost.cause
+        self._drop_transport(lost)
+        if self._reconnecting:
+            return  # the reconnect loop sees its request fail and tries again
+        if self._reconnect_enabled:
+            self._reconnect_task = asyncio.get_running_loop().create_task(self._reconnect())
+            return
+        self._fail_everything(ConnectionLost(message))
+
+    def _fail_everything(self, error: FrameRateError) -> None:
+        self._fatal = error
+        for link in list(self._links):
+            self._end_link(link, error)
+        for watch in list(self._watches):
+            self._end_watch(watch, error)
+        self._ready.set()
+
+    async def _reconnect(self) -> None:
+        loop = asyncio.get_running_loop()
+        timeout = self._reconnect_timeout
+        deadline = None if timeout is None else loop.time() + timeout
+        # A connection that dropped before it ever answered (a daemon that accepts
+        # and closes at once, e.g. at its connection limit) does not restart the backoff.
+        if self._healthy:
+            self._delay = _BACKOFF_FIRST
+        else:
+            await asyncio.sleep(self._delay * random.uniform(0.8, 1.2))
+            self._delay = min(self._delay * 2, _BACKOFF_MAX)
+        delay = self._delay
+        last_error: FrameRateError = DaemonNotRunning(self.path)
+        self._reconnecting = True
+        try:
+            while not self._closed:
+                try:
+                    await self._connect_once()
+                    await self._rebind_all()
+                    self.reconnects += 1
+                    self._ready.set()
+                    return
+                except (Unavailable, ConnectionError, OSError) as error:
+                    if isinstance(error, FrameRateError):
+                        last_error = error
+                    self._generation += 1  # the old reader must not report this loss again
+                    self._drop_transport(ConnectionLost("reconnect attempt failed"))
+                except FrameRateError as error:  # PermissionDenied on the socket, a protocol error
+                    last_error = error
+                    self._generation += 1
+                    self._drop_transport(ConnectionLost("reconnect attempt failed"))
+                now = loop.time()
+                if deadline is not None and now >= deadline:
+                    if not isinstance(last_error, DaemonNotRunning):
+                        last_error = Unavailable(
+                            f"could not reconnect to framerated at {self.path} within {timeout:g} s: {last_error.message}"
+                        )
+                    self._fail_everything(last_error)
+                    return
+                pause = delay * random.uniform(0.8, 1.2)
+                if deadline is not None:
+                    pause = min(pause, max(0.0, deadline - now))
+                await asyncio.sleep(pause)
+                delay = self._delay = min(delay * 2, _BACKOFF_MAX)
+        finally:
+            self._reconnecting = False
+
+    async def _rebind_all(self) -> None:
+        for link in sorted(self._links, key=lambda link: link.id):
+            try:
+                await self._request(REGISTER, link._register_params(), link._rebind)
+            except Unavailable:
+                raise
+            except FrameRateError as error:  # e.g. the new daemon has no such display
+                self._end_link(link, error)
+        for watch in sorted(self._watches, key=lambda watch: watch.id or 0):
+            try:
+                await self._request(WATCH, None, watch._rebind)
+            except Unavailable:
+                raise
+            except FrameRateError as error:
+                self._end_watch(watch, error)
+
+    # -- incoming lines -----------------------------------------------------
+
+    def _dispatch_line(self, line: bytes) -> None:
+        text = line.strip(b" \t\r\n")
+        if not text:
+            return
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise ProtocolError(f"the daemon sent a line that is not JSON: {error}") from None
+        if isinstance(message, list):
+            for element in message:
+                self._dispatch(element)
+        else:
+            self._dispatch(message)
+
+    def _dispatch(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            raise ProtocolError(f"the daemon sent a {type(message).__name__}, not an object")
+        method = message.get("method")
+        if isinstance(method, str):
+            params = message.get("params")
+            self._notification(method, params if isinstance(params, dict) else {})
+            return
+        if "id" not in message:
+            return
+        request_id = message["id"]
+        if request_id is None:
+            if "error" in message:  # unsolicited: connection limit, shutting down
+                self._unsolicited = error_from_response(message["error"])
+            return
+        entry = self._pending.pop(request_id, None) if _is_id(request_id) else None
+        if entry is None or entry.future.done():
+            return
+        if "error" in message:
+            entry.future.set_exception(error_from_response(message["error"]))
+            return
+        result = message.get("result")
+        self._refusal = None  # this connection works
+        self._healthy = True
+        if entry.hook is not None:
+            try:
+                entry.hook(result)
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                entry.future.set_exception(ProtocolError(f"unexpected result {result!r}: {error}"))
+                return
+        entry.future.set_result(result)
+
+    def _notification(self, method: str, params: Dict[str, Any]) -> None:
+        if method == TICK:
+            self._healthy = True
+            link_id = params.get("link")
+            link = self._links_by_id.get(link_id) if _is_id(link_id) else None
+            if link is None:
+                return
+            try:
+                tick = Tick.from_params(params)
+            except (KeyError, TypeError, ValueError) as error:
+                raise ProtocolError(f"malformed tick {params!r}: {error}") from None
+            link._on_wire_tick(tick)
+        elif method == CLOSED:
+            link_id = params.get("link")
+            link = self._links_by_id.pop(link_id, None) if _is_id(link_id) else None
+            if link is None:
+                return
+            status = params.get("status")
+            if status == "UNAVAILABLE" and self._reconnect_enabled and not self._closed:
+                link._daemon_id = None  # the daemon is stopping: registered again after the reconnect
+                return
+            message = params.get("message")
+            self._end_link(link, error_from_status(status, message if isinstance(message, str) else "the daemon closed the link"))
+        elif method == EVENT:
+            watch_id = params.get("watch")
+            watch = self._watches_by_id.get(watch_id) if _is_id(watch_id) else None
+            if watch is not None:
+                watch._push(Event.from_params(params))
+
+    def _claim_link_id(self, preferred: int) -> int:
+        live = [link._app_id for link in self._links if link._app_id is not None]
+        return preferred if preferred not in live else max(live) + 1
+
+    def _claim_watch_id(self, preferred: int) -> int:
+        live = [watch._app_id for watch in self._watches if watch._app_id is not None]
+        return preferred if preferred not in live else max(live) + 1
+
+    def _end_link(self, link: "DisplayLink", error: Optional[FrameRateError]) -> None:
+        if link in self._links:
+            self._links.remove(link)
+        if link._daemon_id is not None and self._links_by_id.get(link._daemon_id) is link:
+            del self._links_by_id[link._daemon_id]
+        link._end(error)
+
+    def _end_watch(self, watch: "Watch", error: Optional[FrameRateError]) -> None:
+        if watch in self._watches:
+            self._watches.remove(watch)
+        if watch._daemon_id is not None and self._watches_by_id.get(watch._daemon_id) is watch:
+            del self._watches_by_id[watch._daemon_id]
+        watch._end(error)
+
+
+def _encode(method: str, params: Any, request_id: Optional[int]) -> bytes:
+    message: Dict[str, Any] = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["method"] = method
+    if params is not None:
+        message["params"] = params
+    try:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    except ValueError as error:
+        raise InvalidArgument(f"params cannot be sent as JSON: {error}") from None
+
+
+def _check_range(minimum: Any, maximum: Any, preferred: Any) -> None:
+    for name, value in (("minimum", minimum), ("maximum", maximum), ("preferred", preferred)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise InvalidArgument(
+                f"range.{name} must be a number, got {type(value).__name__}",
+                code=-32602,
+                data={"status": "INVALID_ARGUMENT", "field": f"range.{name}"},
+            )
+        if not math.isfinite(value):
+            raise InvalidArgument(
+                f"invalid range: {name} must be finite, got {value}",
+                code=-32602,
+                data={"status": "INVALID_ARGUMENT", "field": f"range.{name}"},
+            )
+
+
+_GAP_NONE, _GAP_RECONNECTED, _GAP_RESUMED = 0, 1, 2
+
+
+def skipped_intervals(previous: float, next_: float, callback_rate: float) -> int:
+    """The intervals of a link at ``callback_rate`` Hz that passed without a tick
+    between ticks at ``previous`` and ``next_`` (seconds):
+    ``max(1, round((next_ - previous) * callback_rate) - 1)``, rounding half away
+    from zero (as the Swift and C clients do; not Python's banker's ``round``)."""
+    x = (next_ - previous) * callback_rate
+    if not math.isfinite(x):
+        return 1
+    intervals = math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+    return int(min(intervals - 1, 2 ** 53)) if intervals - 1 > 1 else 1
+
+
+class DisplayLink:
+    """A display link registered with :meth:`Connection.register` (``CADisplayLink``).
+
+    Iterate it for its ticks (``async for tick in link``); the iteration ends
+    after :meth:`invalidate` or :meth:`Connection.close`, and raises the error
+    (e.g. :class:`~framerate.Unavailable`) when the daemon ended the link and it
+    could not be registered again. Tick times are ``CLOCK_MONOTONIC`` seconds
+    (:func:`time.monotonic`).
+
+    The object, its :attr:`id` and its tick numbering survive reconnects: the
+    first tick after a re-registration reports the outage as one gap,
+    ``skipped = max(1, round((timestamp - last.timestamp) * callback_rate) - 1)``
+    (0 if the link was paused), and ``sequence == previous.sequence + skipped + 1``
+    keeps holding. :attr:`daemon_id` is the daemon's id for it now.
+    """
+
+    def __init__(
+        self,
+        conn: Connection,
+        minimum: float,
+        maximum: float,
+        preferred: float,
+        label: Optional[str],
+        high_frame_rate: bool,
+        paused: bool,
+        display: Optional[int],
+    ) -> None:
+        self._conn = conn
+        self._range = (minimum, maximum, preferred)
+        self._label = label
+        self._high_frame_rate = high_frame_rate
+        self._paused = paused
+        self._display = display
+        self._app_id: Optional[int] = None
+        self._daemon_id: Optional[int] = None
+        self._status: Optional[LinkStatus] = None
+        self._queue: Deque[Tick] = collections.deque(maxlen=conn._tick_buffer)
+        self._wakeup = asyncio.Event()
+        self._ended = False
+        self._error: Optional[FrameRateError] = None
+        # Renumbering across re-registrations (the Swift client's TickSequencer).
+        self._gap = _GAP_NONE
+        self._app_base = 0
+        self._daemon_base = 0
+        self._last: Optional[Tuple[int, float]] = None  # (sequence, timestamp) of the last tick received
+        self._last_delivered: Optional[int] = None
+
+    # -- properties ---------------------------------------------------------
+
+    @property
+    def id(self) -> int:
+        """The link's id for the application: the daemon's id at its first
+        registration (or, if a live link of this connection already has that id
+        after a reconnect, one more than the largest live id). Ticks carry it."""
+        return self._app_id or 0
+
+    @property
+    def daemon_id(self) -> Optional[int]:
+        """The id of the link on the daemon it is registered with now (``None``
+        while the connection is down)."""
+        return self._daemon_id
+
+    @property
+    def status(self) -> Optional[LinkStatus]:
+        """The latest Register or Update result (the rate the display is moving to)."""
+        return self._status
+
+    @property
+    def range(self) -> Tuple[float, float, float]:
+        """``(minimum, maximum, preferred)``, Hz, as last registered or updated."""
+        return self._range
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def label(self) -> Optional[str]:
+        return self._label
+
+    @property
+    def high_frame_rate(self) -> bool:
+        return self._high_frame_rate
+
+    @property
+    def display(self) -> Optional[int]:
+        """The display the link is on."""
+        return self._display
+
+    @property
+    def ended(self) -> bool:
+        """Whether the link ended (invalidated, connection closed, or closed by the daemon)."""
+        return self._ended
+
+    @property
+    def error(self) -> Optional[FrameRateError]:
+        """Why the link ended, when it was not invalidated or closed by the application."""
+        return self._error
+
+    def __repr__(self) -> str:
+        return (f"<DisplayLink id={self.id} daemon_id={self._daemon_id} range={self._range} "
+                f"paused={self._paused} ended={self._ended}>")
+
+    # -- operations ---------------------------------------------------------
+
+    def _attached_id(self) -> int:
+        if self._ended:
+            raise NotFound(f"link {self.id} has ended", data={"status": "NOT_FOUND"})
+        if self._daemon_id is None:  # Closed by a stopping daemon: wait for the reconnect
+            raise Unavailable(f"link {self.id} is being registered again")
+        return self._daemon_id
+
+    async def update(
+        self,
+        minimum: Optional[float] = None,
+        maximum: Optional[float] = None,
+        preferred: float = 0,
+        *,
+        paused: Optional[bool] = None,
+    ) -> LinkStatus:
+        """``DisplayLink/Update``: a new range (``minimum`` and ``maximum`` together;
+        ``preferred`` defaults to 0 = no preference, as on the wire) and/or paused flag.
+
+        Raises:
+            InvalidArgument: a bad range (``.field`` names it).
+            NotFound: the link no longer exists (e.g. invalidated).
+        """
+        if (minimum is None) != (maximum is None):
+            raise ValueError("give both minimum and maximum to change the range, or neither")
+        new_range = None
+        if minimum is not None and maximum is not None:
+            _check_range(minimum, maximum, preferred)
+            new_range = (float(minimum), float(maximum), float(preferred))
+
+        def params() -> Dict[str, Any]:
+            result: Dict[str, Any] = {"link": self._attached_id()}
+            if new_range is not None:
+                result["range"] = {"minimum": new_range[0], "maximum": new_range[1], "preferred": new_range[2]}
+            if paused is not None:
+                result["paused"] = bool(paused)
+            return result
+
+        result = await self._conn._call(UPDATE, params)
+        if new_range is not None:
+            self._range = new_range
+        if paused is not None:
+            self._paused = bool(paused)
+            if paused and self._gap == _GAP_RECONNECTED:
+                self._gap = _GAP_RESUMED  # a resume reports no skip
+        self._status = dataclasses.replace(LinkStatus.from_result(result), link=self.id, display=self._display)
+        return self._status
+
+    async def pause(self) -> LinkStatus:
+        """Pauses the link: it neither votes nor ticks until :meth:`resume`."""
+        return await self.update(paused=True)
+
+    async def resume(self) -> LinkStatus:
+        """Resumes a paused link (the paused time is not reported as skipped)."""
+        return await self.update(paused=False)
+
+    async def invalidate(self) -> None:
+        """``DisplayLink/Invalidate``: removes the link; iteration ends. While the
+        connection is reconnecting this succeeds at once (the link is not registered again).
+
+        Raises:
+            NotFound: the daemon does not know the link (already invalidated).
+        """
+        conn = self._conn
+        if self._ended:
+            raise NotFound(f"link {self.id} does not exist (already invalidated)", data={"status": "NOT_FOUND"})
+        if self._daemon_id is not None and conn.connected:
+            try:
+                await conn._request(INVALIDATE, {"link": self._daemon_id})
+            except Unavailable:
+                pass  # the daemon is stopping or the connection dropped: either releases the link
+            except NotFound:
+                conn._end_link(self, None)
+                raise
+        conn._end_link(self, None)
+
+    async def frame_done(self, sequence: int) -> None:
+        """``DisplayLink/FrameDone`` as a notification: the frame for tick
+        ``sequence`` (this object's numbering) is finished. From the first one on,
+        the daemon skips intervals that begin while a frame is unfinished instead
+        of queueing ticks. Dropped while the connection is down; a sequence from
+        before the latest re-registration is sent as 0 (it only turns pacing on)."""
+        if self._ended or self._daemon_id is None or not self._conn.connected:
+            return
+        await self._conn._send(_encode(FRAME_DONE, {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}, None))
+
+    # -- ticks --------------------------------------------------------------
+
+    def __aiter__(self) -> "DisplayLink":
+        return self
+
+    async def __anext__(self) -> Tick:
+        while True:
+            if self._queue:
+                tick = self._queue.popleft()
+                last = self._last_delivered
+                if last is not None and tick.sequence > last and tick.sequence - last - 1 != tick.skipped:
+                    # Ticks this client dropped (the application fell behind) count as skipped.
+                    tick = _replace_skipped(tick, tick.sequence - last - 1)
+                self._last_delivered = tick.sequence
+                return tick
+            if self._ended:
+                if self._error is not None:
+                    raise self._error
+                raise StopAsyncIteration
+            self._wakeup.clear()
+            await self._wakeup.wait()
+
+    async def next_tick(self, timeout: Optional[float] = None) -> Optional[Tick]:
+        """The next tick, or ``None`` once the link ended cleanly; raises
+        :class:`asyncio.TimeoutError` after ``timeout`` seconds without one."""
+        try:
+            return await asyncio.wait_for(self.__anext__(), timeout)
+        except StopAsyncIteration:
+            return None
+
+    # -- connection callbacks -----------------------------------------------
+
+    def _register_params(self) -> Dict[str, Any]:
+        minimum, maximum, preferred = self._range
+        params: Dict[str, Any] = {"range": {"minimum": minimum, "maximum": maximum, "preferred": preferred}}
+        if self._display is not None:
+            params["display"] = self._display
+        if self._paused:
+            params["paused"] = True
+        if self._label is not None:
+            params["label"] = self._label
+        if self._high_frame_rate:
+            params["highFrameRate"] = True
+        return params
+
+    def _bind(self, status: LinkStatus) -> None:
+        """A Register for this link was answered (runs in the reader, before the next line)."""
+        self._daemon_id = status.link
+        if self._app_id is None:
+            self._app_id = self._conn._claim_link_id(status.link)
+        if status.display is not None:
+            self._display = status.display
+        self._status = dataclasses.replace(status, link=self._app_id)
+        self._conn._links_by_id[status.link] = self
+
+    def _rebind(self, result: Any) -> None:
+        if self._gap != _GAP_RESUMED:
+            self._gap = _GAP_RESUMED if self._paused else _GAP_RECONNECTED
+        self._bind(LinkStatus.from_result(result))
+
+    def _daemon_sequence(self, sequence: int) -> int:
+        if self._gap != _GAP_NONE or sequence < self._app_base:
+            return 0
+        return self._daemon_base + (sequence - self._app_base)
+
+    def _on_wire_tick(self, tick: Tick) -> None:
+        last = self._last
+        if self._gap == _GAP_NONE or last is None:
+            sequence = self._app_base + (tick.sequence - self._daemon_base) if tick.sequence >= self._daemon_base else self._app_base
+            skipped = tick.skipped
+        elif self._gap == _GAP_RECONNECTED:
+            skipped = skipped_intervals(last[1], tick.timestamp, tick.callback_rate)
+            sequence = last[0] + skipped + 1
+        else:
+            sequence, skipped = last[0] + 1, 0
+        if self._gap != _GAP_NONE:
+            self._gap = _GAP_NONE
+            self._app_base = sequence
+            self._daemon_base = tick.sequence
+        self._last = (sequence, tick.timestamp)
+        self._queue.append(Tick(self.id, sequence, tick.timestamp, tick.target_timestamp, tick.duration,
+                                tick.refresh_rate, tick.callback_rate, skipped))
+        self._wakeup.set()
+
+    def _end(self, error: Optional[FrameRateError]) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self._error = error
+        self._daemon_id = None
+        self._wakeup.set()
+
+
+def _replace_skipped(tick: Tick, skipped: int) -> Tick:
+    return Tick(tick.link, tick.sequence, tick.timestamp, tick.target_timestamp, tick.duration,
+                tick.refresh_rate, tick.callback_rate, skipped)
+
+
+class Watch:
+    """A subscription to compositor events (``Compositor/Watch``).
+
+    ``async for event in watch`` starts it if needed and yields
+    :class:`~framerate.Event` objects; ``state`` is the GetState result taken
+    with the subscription. After a reconnect the watch is started again (same
+    :attr:`id`) and a ``resynchronized`` event carries the new daemon's state in
+    ``event["state"]``. :meth:`unwatch` ends it.
+    """
+
+    def __init__(self, conn: Connection, event_buffer: int) -> None:
+        self._conn = conn
+        self._app_id: Optional[int] = None
+        self._daemon_id: Optional[int] = None
+        self.state: Optional[Dict[str, Any]] = None
+        self._queue: Deque[Event] = collections.deque(maxlen=max(1, event_buffer))
+        self._wakeup = asyncio.Event()
+        self._started = False
+        self._ended = False
+        self._error: Optional[FrameRateError] = None
+
+    @property
+    def id(self) -> Optional[int]:
+        """The watch's id (the daemon's at the first subscription; kept across reconnects)."""
+        return self._app_id
+
+    async def start(self) -> Dict[str, Any]:
+        """Subscribes (once); returns the state at subscription."""
+        if not self._started:
+            self._started = True
+
+            def hook(result: Any) -> None:
+                self._bind(result)
+                self._conn._watches.append(self)
+
+            await self._conn._call(WATCH, lambda: None, hook)
+        assert self.state is not None
+        return self.state
+
+    async def unwatch(self) -> None:
+        """``Compositor/Unwatch``; iteration ends."""
+        if self._ended or self._daemon_id is None or not self._conn.connected:
+            self._conn._end_watch(self, None)
+            return
+        try:
+            await self._conn._request(UNWATCH, {"watch": self._daemon_id})
+        except Unavailable:
+            pass
+        finally:
+            self._conn._end_watch(self, None)
+
+    def __aiter__(self) -> "Watch":
+        return self
+
+    async def __anext__(self) -> Event:
+        if not self._started:
+            await self.start()
+        while True:
+            if self._queue:
+                return self._queue.popleft()
+            if self._ended:
+                if self._error is not None:
+                    raise self._error
+                raise StopAsyncIteration
+            self._wakeup.clear()
+            await self._wakeup.wait()
+
+    async def next_event(self, timeout: Optional[float] = None) -> Optional[Event]:
+        """The next event, or ``None`` once the watch ended; raises
+        :class:`asyncio.TimeoutError` after ``timeout`` seconds without one."""
+        try:
+            return await asyncio.wait_for(self.__anext__(), timeout)
+        except StopAsyncIteration:
+            return None
+
+    async def __aenter__(self) -> "Watch":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if not self._conn._closed:
+            await self.unwatch()
+
+    def _bind(self, result: Any) -> None:
+        self._daemon_id = int(result["watch"])
+        if self._app_id is None:
+            self._app_id = self._conn._claim_watch_id(self._daemon_id)
+        self.state = dict(result["state"])
+        self._conn._watches_by_id[self._daemon_id] = self
+
+    def _rebind(self, result: Any) -> None:
+        self._bind(result)
+        self._push(Event(kind="resynchronized", display=None, watch=self._app_id or 0,
+                         data={"watch": self._app_id, "kind": "resynchronized", "state": self.state}))
+
+    def _push(self, event: Event) -> None:
+        if event.watch != self._app_id:
+            event = Event(event.kind, event.display, self._app_id or 0, dict(event.data, watch=self._app_id))
+        self._queue.append(event)
+        self._wakeup.set()
+
+    def _end(self, error: Optional[FrameRateError]) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self._error = error
+        self._daemon_id = None
+        self._wakeup.set()

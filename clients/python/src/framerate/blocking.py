@@ -1,0 +1,287 @@
+"""The blocking client, for scripts: the asyncio client run on a private event-loop thread.
+
+::
+
+    with framerate.blocking.connect() as conn:
+        link = conn.register(80, 120, 120, high_frame_rate=True)
+        for tick in link:                       # or link.next_tick(timeout=1.0)
+            print(tick.sequence, tick.target_timestamp - time.monotonic())
+
+Everything behaves as in :mod:`framerate.aio` (errors, reconnect, skipped
+gaps); timestamps are ``CLOCK_MONOTONIC`` seconds, the clock of
+:func:`time.monotonic`. A connection and its links may be used from any one
+thread at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, Awaitable, Dict, Iterator, List, Optional, Tuple, TypeVar
+
+from . import aio
+from .errors import ConnectionClosed, FrameRateError
+from .types import Event, LinkStatus, Tick
+
+__all__ = ["connect", "Connection", "DisplayLink", "Watch"]
+
+T = TypeVar("T")
+
+
+class _LoopThread:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.stopped = False
+        self.thread = threading.Thread(target=self._run, name="framerate-client", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def run(self, awaitable: Awaitable[T], timeout: Optional[float] = None) -> T:
+        if self.stopped:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise ConnectionClosed("the connection was closed")
+
+        async def runner() -> T:
+            return await awaitable
+
+        return asyncio.run_coroutine_threadsafe(runner(), self.loop).result(timeout)
+
+    def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+def connect(
+    path: Optional[str] = None,
+    *,
+    reconnect: bool = True,
+    reconnect_timeout: Optional[float] = 30.0,
+    tick_buffer: int = aio.DEFAULT_TICK_BUFFER,
+) -> "Connection":
+    """Connects to framerated; the arguments and errors are those of :func:`framerate.aio.connect`.
+    ``path=None`` finds the socket the way framectl does."""
+    runner = _LoopThread()
+    try:
+        conn = runner.run(aio.Connection.open(path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer))
+    except BaseException:
+        runner.stop()
+        raise
+    return Connection(runner, conn)
+
+
+class Connection:
+    """A blocking connection; see :class:`framerate.aio.Connection`."""
+
+    def __init__(self, runner: _LoopThread, conn: aio.Connection) -> None:
+        self._runner = runner
+        self._conn = conn
+
+    @property
+    def path(self) -> str:
+        return self._conn.path
+
+    @property
+    def connected(self) -> bool:
+        return self._conn.connected
+
+    @property
+    def reconnects(self) -> int:
+        return self._conn.reconnects
+
+    @property
+    def async_connection(self) -> aio.Connection:
+        """The underlying asyncio connection (it lives on this object's private loop)."""
+        return self._conn
+
+    def register(
+        self,
+        minimum: float,
+        maximum: float,
+        preferred: float = 0,
+        label: Optional[str] = None,
+        high_frame_rate: bool = False,
+        paused: bool = False,
+        display: Optional[int] = None,
+    ) -> "DisplayLink":
+        """Registers a display link; see :meth:`framerate.aio.Connection.register`."""
+        link = self._runner.run(self._conn.register(minimum, maximum, preferred, label=label,
+                                                    high_frame_rate=high_frame_rate, paused=paused, display=display))
+        return DisplayLink(self._runner, link)
+
+    def state(self) -> Dict[str, Any]:
+        return self._runner.run(self._conn.state())
+
+    def set_caps(
+        self,
+        display: Optional[int] = None,
+        low_power_mode: Optional[bool] = None,
+        limit_frame_rate: Optional[bool] = None,
+        thermal_state: Optional[str] = None,
+    ) -> List[Dict[str, Any]]:
+        return self._runner.run(self._conn.set_caps(display, low_power_mode, limit_frame_rate, thermal_state))
+
+    def watch(self, event_buffer: int = aio.DEFAULT_EVENT_BUFFER) -> "Watch":
+        """Starts a watch now; iterate it for :class:`~framerate.Event` objects."""
+        async def start() -> aio.Watch:
+            watch = self._conn.watch(event_buffer)  # made on the loop thread (its asyncio.Event binds there)
+            await watch.start()
+            return watch
+
+        return Watch(self._runner, self._runner.run(start()))
+
+    def health(self, service: Optional[str] = None) -> str:
+        return self._runner.run(self._conn.health(service))
+
+    def list_services(self) -> List[Dict[str, Any]]:
+        return self._runner.run(self._conn.list_services())
+
+    def call(self, method: str, params: Any = None) -> Any:
+        return self._runner.run(self._conn.call(method, params))
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self._runner.run(self._conn.notify(method, params))
+
+    def close(self) -> None:
+        """Closes the connection and stops its loop thread."""
+        if self._runner.stopped:
+            return
+        try:
+            self._runner.run(self._conn.close(), timeout=10)
+        finally:
+            self._runner.stop()
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class DisplayLink:
+    """A blocking display link; see :class:`framerate.aio.DisplayLink`.
+
+    ``for tick in link`` yields ticks until the link ends (and raises the
+    error when the daemon ended it); :meth:`next_tick` takes a timeout.
+    """
+
+    def __init__(self, runner: _LoopThread, link: aio.DisplayLink) -> None:
+        self._runner = runner
+        self._link = link
+
+    @property
+    def id(self) -> int:
+        """The link's id, kept across reconnects (ticks carry it)."""
+        return self._link.id
+
+    @property
+    def daemon_id(self) -> Optional[int]:
+        """The daemon's id for the link now (``None`` while reconnecting)."""
+        return self._link.daemon_id
+
+    @property
+    def status(self) -> Optional[LinkStatus]:
+        return self._link.status
+
+    @property
+    def range(self) -> Tuple[float, float, float]:
+        return self._link.range
+
+    @property
+    def paused(self) -> bool:
+        return self._link.paused
+
+    @property
+    def display(self) -> Optional[int]:
+        return self._link.display
+
+    @property
+    def ended(self) -> bool:
+        return self._link.ended
+
+    @property
+    def error(self) -> Optional[FrameRateError]:
+        return self._link.error
+
+    def update(self, minimum: Optional[float] = None, maximum: Optional[float] = None, preferred: float = 0,
+               *, paused: Optional[bool] = None) -> LinkStatus:
+        return self._runner.run(self._link.update(minimum, maximum, preferred, paused=paused))
+
+    def pause(self) -> LinkStatus:
+        return self._runner.run(self._link.pause())
+
+    def resume(self) -> LinkStatus:
+        return self._runner.run(self._link.resume())
+
+    def invalidate(self) -> None:
+        self._runner.run(self._link.invalidate())
+
+    def frame_done(self, sequence: int) -> None:
+        """Sends ``FrameDone`` for ``sequence`` as a notification."""
+        self._runner.run(self._link.frame_done(sequence))
+
+    def next_tick(self, timeout: Optional[float] = None) -> Optional[Tick]:
+        """The next tick; ``None`` once the link ended cleanly (invalidated, connection
+        closed); raises :class:`TimeoutError` after ``timeout`` seconds without one,
+        or the error the link ended with."""
+        try:
+            return self._runner.run(self._link.next_tick(timeout))
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no tick within {timeout} s") from None
+
+    def __iter__(self) -> Iterator[Tick]:
+        while True:
+            tick = self.next_tick()
+            if tick is None:
+                return
+            yield tick
+
+    def __repr__(self) -> str:
+        return repr(self._link)
+
+
+class Watch:
+    """A blocking compositor watch; see :class:`framerate.aio.Watch`."""
+
+    def __init__(self, runner: _LoopThread, watch: aio.Watch) -> None:
+        self._runner = runner
+        self._watch = watch
+
+    @property
+    def state(self) -> Optional[Dict[str, Any]]:
+        return self._watch.state
+
+    @property
+    def id(self) -> Optional[int]:
+        return self._watch.id
+
+    def next_event(self, timeout: Optional[float] = None) -> Optional[Event]:
+        """The next event; ``None`` once the watch ended; :class:`TimeoutError` after ``timeout`` s."""
+        try:
+            return self._runner.run(self._watch.next_event(timeout))
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no event within {timeout} s") from None
+
+    def unwatch(self) -> None:
+        self._runner.run(self._watch.unwatch())
+
+    def __iter__(self) -> Iterator[Event]:
+        while True:
+            event = self.next_event()
+            if event is None:
+                return
+            yield event
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unwatch()

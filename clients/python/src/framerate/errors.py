@@ -1,0 +1,265 @@
+"""Exceptions, one per gRPC status the daemon reports in ``error.data.status``.
+
+Every error the daemon sends carries ``data.status``, a gRPC status name; the
+client raises the subclass of :class:`FrameRateError` for that name. Branch on
+the class (or ``.status``), never on ``.message``, which is a sentence for people.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Type
+
+__all__ = [
+    "FrameRateError",
+    "Cancelled",
+    "Unknown",
+    "InvalidArgument",
+    "DeadlineExceeded",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "FailedPrecondition",
+    "Aborted",
+    "OutOfRange",
+    "Unimplemented",
+    "Internal",
+    "Unavailable",
+    "DataLoss",
+    "Unauthenticated",
+    "DaemonNotRunning",
+    "ConnectionLost",
+    "ConnectionClosed",
+    "ProtocolError",
+    "error_from_response",
+    "error_from_status",
+]
+
+#: gRPC status names and their numbers.
+GRPC_CODES: Dict[str, int] = {
+    "OK": 0,
+    "CANCELLED": 1,
+    "UNKNOWN": 2,
+    "INVALID_ARGUMENT": 3,
+    "DEADLINE_EXCEEDED": 4,
+    "NOT_FOUND": 5,
+    "ALREADY_EXISTS": 6,
+    "PERMISSION_DENIED": 7,
+    "RESOURCE_EXHAUSTED": 8,
+    "FAILED_PRECONDITION": 9,
+    "ABORTED": 10,
+    "OUT_OF_RANGE": 11,
+    "UNIMPLEMENTED": 12,
+    "INTERNAL": 13,
+    "UNAVAILABLE": 14,
+    "DATA_LOSS": 15,
+    "UNAUTHENTICATED": 16,
+}
+
+
+class FrameRateError(Exception):
+    """An error from framerated or from talking to it.
+
+    Attributes:
+        status: the gRPC status name (``data.status``), e.g. ``"NOT_FOUND"``.
+        code: the JSON-RPC error ``code`` as sent: the gRPC code number (``5``)
+            for application errors, or a JSON-RPC code (``-32602``) for
+            envelope and parameter errors.
+        message: the daemon's sentence for people.
+        data: the error's ``data`` object (``status``, and maybe ``field``,
+            ``detail``, ``method``).
+    """
+
+    status: str = "UNKNOWN"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[str] = None,
+        code: Optional[int] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+        self.message = message
+        self.code = code if code is not None else GRPC_CODES.get(self.status, 2)
+        self.data: Dict[str, Any] = dict(data) if data else {"status": self.status}
+
+    @property
+    def grpc_code(self) -> int:
+        """The gRPC status number of :attr:`status` (``5`` for ``NOT_FOUND``)."""
+        return GRPC_CODES.get(self.status, 2)
+
+    @property
+    def field(self) -> Optional[str]:
+        """The offending parameter (``data.field``, e.g. ``"range.minimum"``), if named."""
+        value = self.data.get("field")
+        return value if isinstance(value, str) else None
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.status})"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, status={self.status!r}, code={self.code!r}, data={self.data!r})"
+
+
+class Cancelled(FrameRateError):
+    status = "CANCELLED"
+
+
+class Unknown(FrameRateError):
+    status = "UNKNOWN"
+
+
+class InvalidArgument(FrameRateError):
+    """Bad parameters (``-32602``, :attr:`field` names the field) or a bad envelope."""
+
+    status = "INVALID_ARGUMENT"
+
+
+class DeadlineExceeded(FrameRateError):
+    status = "DEADLINE_EXCEEDED"
+
+
+class NotFound(FrameRateError):
+    """The link, watch, display or service does not exist *on this connection*."""
+
+    status = "NOT_FOUND"
+
+
+class AlreadyExists(FrameRateError):
+    status = "ALREADY_EXISTS"
+
+
+class PermissionDenied(FrameRateError):
+    """SetCaps by a peer that is not root, the daemon's user or an admin-group member."""
+
+    status = "PERMISSION_DENIED"
+
+
+class ResourceExhausted(FrameRateError):
+    """A limit: links per connection, connections, batch size."""
+
+    status = "RESOURCE_EXHAUSTED"
+
+
+class FailedPrecondition(FrameRateError):
+    status = "FAILED_PRECONDITION"
+
+
+class Aborted(FrameRateError):
+    status = "ABORTED"
+
+
+class OutOfRange(FrameRateError):
+    """FrameDone for a sequence the link was never sent."""
+
+    status = "OUT_OF_RANGE"
+
+
+class Unimplemented(FrameRateError):
+    """Unknown method."""
+
+    status = "UNIMPLEMENTED"
+
+
+class Internal(FrameRateError):
+    status = "INTERNAL"
+
+
+class Unavailable(FrameRateError):
+    """The daemon is shutting down, is not running, or the connection was lost."""
+
+    status = "UNAVAILABLE"
+
+
+class DataLoss(FrameRateError):
+    status = "DATA_LOSS"
+
+
+class Unauthenticated(FrameRateError):
+    status = "UNAUTHENTICATED"
+
+
+class DaemonNotRunning(Unavailable):
+    """Nothing listens on the socket path.
+
+    Attributes:
+        path: the socket path that was tried.
+    """
+
+    def __init__(self, path: str, reason: Optional[str] = None) -> None:
+        message = (
+            f"framerated is not running: nothing is listening on {path}"
+            + (f" ({reason})" if reason else "")
+            + f". Start it with `framerated --socket {path}` (or `make run` in the framerated repository, "
+            "or `systemctl start framerated.socket`), or point to a running daemon with the path "
+            "argument or $FRAMERATED_SOCKET."
+        )
+        super().__init__(message)
+        self.path = path
+
+
+class ConnectionLost(Unavailable):
+    """The connection to the daemon closed while a request was in flight."""
+
+
+class ConnectionClosed(Cancelled):
+    """The connection was closed by :meth:`close`; no more calls can be made on it."""
+
+
+class ProtocolError(Internal):
+    """The daemon sent a line this client cannot read."""
+
+
+_BY_STATUS: Dict[str, Type[FrameRateError]] = {
+    cls.status: cls
+    for cls in (
+        Cancelled,
+        Unknown,
+        InvalidArgument,
+        DeadlineExceeded,
+        NotFound,
+        AlreadyExists,
+        PermissionDenied,
+        ResourceExhausted,
+        FailedPrecondition,
+        Aborted,
+        OutOfRange,
+        Unimplemented,
+        Internal,
+        Unavailable,
+        DataLoss,
+        Unauthenticated,
+    )
+}
+
+
+def error_from_status(status: Any, message: str, code: Optional[int] = None, data: Optional[Mapping[str, Any]] = None) -> FrameRateError:
+    """The exception for gRPC status name ``status`` (unknown names give :class:`Unknown`)."""
+    name = status if isinstance(status, str) else "UNKNOWN"
+    cls = _BY_STATUS.get(name, Unknown)
+    return cls(message, status=name, code=code, data=data)
+
+
+def error_from_response(error: Any) -> FrameRateError:
+    """The exception for a JSON-RPC ``error`` object as the daemon sends it."""
+    if not isinstance(error, dict):
+        return ProtocolError(f"malformed error object: {error!r}")
+    data = error.get("data")
+    data = data if isinstance(data, dict) else {}
+    code = error.get("code")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    message = error.get("message")
+    message = message if isinstance(message, str) else "(no message)"
+    status = data.get("status")
+    if not isinstance(status, str):
+        # Only for a daemon that does not send data.status: derive it from the code.
+        status = {-32700: "INVALID_ARGUMENT", -32600: "INVALID_ARGUMENT", -32601: "UNIMPLEMENTED",
+                  -32602: "INVALID_ARGUMENT", -32603: "INTERNAL"}.get(code or 0)
+        if status is None:
+            status = next((name for name, number in GRPC_CODES.items() if number == code), "UNKNOWN")
+        data = dict(data, status=status)
+    return error_from_status(status, message, code=code, data=data)

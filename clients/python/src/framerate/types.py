@@ -1,0 +1,156 @@
+"""Typed values: ticks, link status, compositor events, and the socket-path rule."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, Mapping, Optional
+
+__all__ = ["Tick", "LinkStatus", "Event", "socket_path", "SYSTEM_SOCKET_PATH"]
+
+#: The system-wide socket, used by root and by the systemd socket unit.
+SYSTEM_SOCKET_PATH = "/run/framerated/framerated.sock"
+
+
+def socket_path(explicit: Optional[str] = None, environ: Optional[Mapping[str, str]] = None, euid: Optional[int] = None) -> str:
+    """The daemon's socket path, by the rule framectl and the daemon use:
+
+    1. ``explicit``, if given and non-empty;
+    2. else ``$FRAMERATED_SOCKET``, if non-empty;
+    3. else ``/run/framerated/framerated.sock`` when the effective uid is 0;
+    4. else ``$XDG_RUNTIME_DIR/framerated.sock``, if that variable is non-empty;
+    5. else ``/tmp/framerated-UID.sock``.
+    """
+    if explicit:
+        return explicit
+    env = os.environ if environ is None else environ
+    from_env = env.get("FRAMERATED_SOCKET")
+    if from_env:
+        return from_env
+    uid = os.geteuid() if euid is None else euid
+    if uid == 0:
+        return SYSTEM_SOCKET_PATH
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return runtime + "/framerated.sock"
+    return f"/tmp/framerated-{uid}.sock"
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One tick of a display link (``framerate.v1.DisplayLink/Tick``).
+
+    Instants are seconds on ``CLOCK_MONOTONIC``, the clock :func:`time.monotonic`
+    reads on Linux, so ``target_timestamp - time.monotonic()`` is the working
+    time left for this frame.
+
+    Attributes:
+        link: the link's id, :attr:`DisplayLink.id <framerate.DisplayLink.id>`
+            (kept across reconnects, while the daemon's own id may change).
+        sequence: the link's interval number. ``sequence == previous.sequence +
+            skipped + 1`` holds for every tick the application receives, across
+            reconnects too (the client renumbers a re-registered link's ticks to
+            continue the sequence).
+        timestamp: the vsync that starts this interval (``CADisplayLink.timestamp``).
+        target_timestamp: the deadline for this frame (``CADisplayLink.targetTimestamp``).
+        duration: the display's refresh period, ``1 / refresh_rate`` (``CADisplayLink.duration``).
+        refresh_rate: the display's rate in force, Hz.
+        callback_rate: this link's tick rate, Hz (``refresh_rate / n``).
+        skipped: intervals of this link that passed without a tick the
+            application received: the daemon's skips, ticks this client dropped
+            because the application fell behind, and, on the first tick after a
+            reconnect, ``max(1, round((timestamp - last.timestamp) * callback_rate) - 1)``
+            (rounding half away from zero; 0 if the link was paused meanwhile).
+    """
+
+    link: int
+    sequence: int
+    timestamp: float
+    target_timestamp: float
+    duration: float
+    refresh_rate: float
+    callback_rate: float
+    skipped: int
+
+    def working_time_left(self, now: Optional[float] = None) -> float:
+        """Seconds left to finish this frame: ``target_timestamp - now``; ``now``
+        defaults to :func:`time.monotonic` (``CLOCK_MONOTONIC``). Negative once
+        the deadline has passed."""
+        return self.target_timestamp - (time.monotonic() if now is None else now)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "Tick":
+        """A tick from a Tick notification's ``params`` (unknown fields are ignored)."""
+        return cls(
+            link=int(params["link"]),
+            sequence=int(params["sequence"]),
+            timestamp=float(params["timestamp"]),
+            target_timestamp=float(params["targetTimestamp"]),
+            duration=float(params["duration"]),
+            refresh_rate=float(params["refreshRate"]),
+            callback_rate=float(params["callbackRate"]),
+            skipped=int(params.get("skipped", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class LinkStatus:
+    """A Register or Update result: the rate the display is moving to.
+
+    Attributes:
+        link: the link's id (:attr:`DisplayLink.id <framerate.DisplayLink.id>`).
+        refresh_rate: the refresh rate arbitration chose for the display, Hz.
+        callback_rate: this link's tick rate at that refresh rate, Hz.
+        display: the display id (Register only; ``None`` for Update).
+    """
+
+    link: int
+    refresh_rate: float
+    callback_rate: float
+    display: Optional[int] = None
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any]) -> "LinkStatus":
+        display = result.get("display")
+        return cls(
+            link=int(result["link"]),
+            refresh_rate=float(result["refreshRate"]),
+            callback_rate=float(result["callbackRate"]),
+            display=int(display) if display is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class Event:
+    """One compositor change (``framerate.v1.Compositor/Event``).
+
+    ``kind`` is ``refreshRateChanged``, ``linkAdded``, ``linkUpdated``,
+    ``linkRemoved``, ``capsChanged`` (ignore kinds you do not know), or
+    ``resynchronized``: a client-made event after a reconnect, whose
+    ``data["state"]`` is the new daemon's full GetState result. Link ids inside
+    events are the daemon's. ``data`` holds every field of
+    the notification's params.
+    """
+
+    kind: str
+    display: Optional[int]
+    watch: int
+    data: Dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field of the event (``"from"``, ``"to"``, ``"reason"``, ``"link"``, ``"caps"``…)."""
+        return self.data.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "Event":
+        display = params.get("display")
+        return cls(
+            kind=str(params.get("kind", "")),
+            display=int(display) if isinstance(display, int) else None,
+            watch=int(params.get("watch", 0)),
+            data=dict(params),
+        )

@@ -1,0 +1,87 @@
+"""Unit tests without a daemon: the socket-path rule, error mapping, tick parsing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import framerate
+from framerate.errors import error_from_response
+
+
+def test_socket_path_rule():
+    env = {"FRAMERATED_SOCKET": "/x/env.sock", "XDG_RUNTIME_DIR": "/run/user/1000"}
+    assert framerate.socket_path("/explicit.sock", env, 1000) == "/explicit.sock"
+    assert framerate.socket_path(None, env, 1000) == "/x/env.sock"
+    assert framerate.socket_path(None, env, 0) == "/x/env.sock"
+    assert framerate.socket_path("", {"FRAMERATED_SOCKET": ""}, 0) == "/run/framerated/framerated.sock"
+    assert framerate.socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/1000"}, 0) == "/run/framerated/framerated.sock"
+    assert framerate.socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/1000"}, 1000) == "/run/user/1000/framerated.sock"
+    assert framerate.socket_path(None, {"XDG_RUNTIME_DIR": ""}, 1000) == "/tmp/framerated-1000.sock"
+    assert framerate.socket_path(None, {}, 65534) == "/tmp/framerated-65534.sock"
+
+
+@pytest.mark.parametrize(
+    "error, cls, status, code",
+    [
+        ({"code": 5, "message": "link 4 does not exist on this connection", "data": {"status": "NOT_FOUND"}},
+         framerate.NotFound, "NOT_FOUND", 5),
+        ({"code": 7, "message": "only root…", "data": {"status": "PERMISSION_DENIED"}},
+         framerate.PermissionDenied, "PERMISSION_DENIED", 7),
+        ({"code": 8, "message": "limit", "data": {"status": "RESOURCE_EXHAUSTED"}},
+         framerate.ResourceExhausted, "RESOURCE_EXHAUSTED", 8),
+        ({"code": 11, "message": "never sent", "data": {"status": "OUT_OF_RANGE"}},
+         framerate.OutOfRange, "OUT_OF_RANGE", 11),
+        ({"code": 14, "message": "framerated is shutting down", "data": {"status": "UNAVAILABLE"}},
+         framerate.Unavailable, "UNAVAILABLE", 14),
+        ({"code": -32602, "message": "invalid range", "data": {"status": "INVALID_ARGUMENT", "field": "range.minimum"}},
+         framerate.InvalidArgument, "INVALID_ARGUMENT", -32602),
+        ({"code": -32601, "message": "Method not found", "data": {"status": "UNIMPLEMENTED", "method": "x"}},
+         framerate.Unimplemented, "UNIMPLEMENTED", -32601),
+        ({"code": -32700, "message": "Parse error", "data": {"status": "INVALID_ARGUMENT", "detail": "…"}},
+         framerate.InvalidArgument, "INVALID_ARGUMENT", -32700),
+        ({"code": 99, "message": "new", "data": {"status": "SOMETHING_NEW"}}, framerate.Unknown, "SOMETHING_NEW", 99),
+        ({"code": 5, "message": "no data"}, framerate.NotFound, "NOT_FOUND", 5),
+    ],
+)
+def test_error_mapping(error, cls, status, code):
+    mapped = error_from_response(error)
+    assert type(mapped) is cls
+    assert isinstance(mapped, framerate.FrameRateError)
+    assert (mapped.status, mapped.code, mapped.message) == (status, code, error["message"])
+    assert mapped.data["status"] == status
+
+
+def test_invalid_argument_field():
+    error = error_from_response({"code": -32602, "message": "m", "data": {"status": "INVALID_ARGUMENT", "field": "label"}})
+    assert error.field == "label" and error.grpc_code == 3
+
+
+def test_daemon_not_running_is_unavailable():
+    error = framerate.DaemonNotRunning("/nowhere.sock")
+    assert isinstance(error, framerate.Unavailable)
+    assert error.path == "/nowhere.sock" and error.status == "UNAVAILABLE" and error.code == 14
+    assert "framerated --socket /nowhere.sock" in error.message
+
+
+def test_tick_from_params_ignores_unknown_fields():
+    tick = framerate.Tick.from_params({
+        "link": 1, "sequence": 2, "timestamp": 1133.098209716, "targetTimestamp": 1133.106543050,
+        "duration": 0.008333333, "refreshRate": 120.0, "callbackRate": 120.0, "skipped": 0, "future": "x",
+    })
+    assert tick.link == 1 and tick.sequence == 2 and tick.skipped == 0
+    assert math.isclose(tick.target_timestamp - tick.timestamp, 1 / 120, abs_tol=1e-6)
+    assert math.isclose(tick.working_time_left(now=1133.1), 0.00654305, abs_tol=1e-9)
+
+
+def test_skipped_intervals_rounds_half_away_from_zero():
+    from framerate.aio import skipped_intervals
+
+    assert skipped_intervals(10.0, 11.25, 2.0) == 2   # round(2.5) = 3, not banker's 2
+    assert skipped_intervals(10.0, 12.25, 2.0) == 4   # round(4.5) = 5
+    assert skipped_intervals(10.0, 11.5, 2.0) == 2
+    assert skipped_intervals(10.0, 10.5, 2.0) == 1    # at least one
+    assert skipped_intervals(10.0, 9.0, 60.0) == 1
+    assert skipped_intervals(10.0, float("inf"), 60.0) == 1
+    assert skipped_intervals(0.0, 1.0, 120.0) == 119
