@@ -247,3 +247,27 @@ import Testing
         #expect(!late.channel.isActive)
     }
 }
+
+/// A client that shuts down its sending side after its requests (`printf … | nc -U`).
+@Suite struct HalfCloseTests {
+    @Test func requestsBeforeHalfCloseAreAnsweredThenAConnectionWithoutLinksCloses() throws {
+        let server = ServerHarness()
+        let client = try server.connect()
+        try client.send(requestLine(V1Method.healthCheck.rawValue, nil, id: 7))
+        client.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        client.loop.run()
+        #expect(try client.lines() == [#"{"jsonrpc":"2.0","id":7,"result":{"status":"SERVING"}}"#])
+        #expect(!client.channel.isActive, "nothing more to receive: closed once the reply is flushed")
+    }
+
+    @Test func aHalfClosedConnectionHoldingLinksKeepsReceivingTicks() throws {
+        let server = ServerHarness(startTimers: true)
+        let client = try server.connect()
+        _ = try client.register(80, 120, 120, extra: #","highFrameRate":true"#)
+        client.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        client.loop.run()
+        #expect(client.channel.isActive)
+        try server.runNextVsync()
+        #expect(try client.lines().contains { $0.contains(V1Method.tick.rawValue) })
+    }
+}
