@@ -30,7 +30,7 @@ public struct Arbiter: Sendable {
     }
 
     /// One group of links that share an effective (clamped) range.
-    private struct Group {
+    fileprivate struct Group {
         var range: FrameRateRange
         var count: Int
         /// The lowest-numbered link in the group, named in reasons.
@@ -60,38 +60,76 @@ public struct Arbiter: Sendable {
     }
 
     /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
+    ///
+    /// The same as the generic form; this overload is compiled for arrays inside the
+    /// module, so callers in other modules do not run the unspecialized generic code.
+    public func decide(votes: [LinkVote], caps: DisplayCaps) -> ArbitrationDecision {
+        var ballot = Ballot(self, caps: caps, expectedVotes: votes.count)
+        for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
+        return decide(ballot)
+    }
+
+    /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
     public func decide(votes: some Sequence<LinkVote>, caps: DisplayCaps) -> ArbitrationDecision {
-        let cap = caps.effectiveCap(configuredMaximum: configuredMaximum)
-        var groups: [FrameRateRange: Group] = [:]
-        var unlocksHighRates = !profile.requiresEntitlementAbove60Hz
-        var limitingCap: RefreshRateCap?
-        var entitlementClamped: LinkVote?
-        for vote in votes {
-            let limit = clampLimit(hasEntitlement: vote.hasHighFrameRateEntitlement, caps: caps)
-            var range = vote.range
-            if let limit, vote.range.maximum > limit.rate {
-                range = vote.range.clamped(toAtMost: limit.rate)
-                if limit == cap {
+        var ballot = Ballot(self, caps: caps, expectedVotes: votes.underestimatedCount)
+        for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
+        return decide(ballot)
+    }
+
+    /// The votes of one arbitration, grouped by effective range as they are added.
+    ///
+    /// A voter's ``LinkVote`` (with its label) is only built when it becomes a group's
+    /// representative or the one named for lacking the entitlement, so a caller holding
+    /// its links in another form (``Display``) adds them without building a vote per link.
+    struct Ballot {
+        fileprivate let cap: RefreshRateCap?
+        private let entitledLimit: RefreshRateCap?
+        private let plainLimit: RefreshRateCap?
+        private let plainLimitIsCap: Bool
+        fileprivate var groups: GroupTable
+        fileprivate var unlocksHighRates: Bool
+        fileprivate var limitingCap: RefreshRateCap?
+        fileprivate var entitlementClamped: LinkVote?
+
+        init(_ arbiter: Arbiter, caps: DisplayCaps, expectedVotes: Int) {
+            cap = caps.effectiveCap(configuredMaximum: arbiter.configuredMaximum)
+            // The two limits a vote can be clamped to, resolved once rather than per vote.
+            entitledLimit = arbiter.clampLimit(hasEntitlement: true, caps: caps)
+            plainLimit = arbiter.clampLimit(hasEntitlement: false, caps: caps)
+            plainLimitIsCap = plainLimit == cap
+            groups = GroupTable(expectedVotes: expectedVotes)
+            unlocksHighRates = !arbiter.profile.requiresEntitlementAbove60Hz
+        }
+
+        /// Counts one voting link; `vote` is evaluated only if the link must be named.
+        @inline(__always)
+        mutating func add(link: LinkID, range: FrameRateRange, entitled: Bool, vote: @autoclosure () -> LinkVote) {
+            let limit = entitled ? entitledLimit : plainLimit
+            var effective = range
+            if let limit, range.maximum > limit.rate {
+                effective = range.clamped(toAtMost: limit.rate)
+                if entitled || plainLimitIsCap {
                     limitingCap = cap
-                } else if entitlementClamped.map({ vote.link < $0.link }) ?? true {
-                    entitlementClamped = vote
+                } else if entitlementClamped.map({ link < $0.link }) ?? true {
+                    entitlementClamped = vote()
                 }
             }
-            if vote.hasHighFrameRateEntitlement
-                && (vote.range.hasPreferredRate || vote.range.minimum > DisplayProfile.entitlementFreeLimit)
-            {
+            if entitled && (range.hasPreferredRate || range.minimum > DisplayProfile.entitlementFreeLimit) {
                 unlocksHighRates = true
             }
-            if var group = groups[range] {
-                group.count += 1
-                if vote.link < group.representative.link { group.representative = vote }
-                groups[range] = group
-            } else {
-                groups[range] = Group(range: range, count: 1, representative: vote)
-            }
+            groups.add(link: link, range: effective, vote: vote())
         }
+    }
+
+    /// Decides the refresh rate for the votes in `ballot`.
+    func decide(_ ballot: Ballot) -> ArbitrationDecision {
+        let cap = ballot.cap
+        let unlocksHighRates = ballot.unlocksHighRates
+        let limitingCap = ballot.limitingCap
+        let entitlementClamped = ballot.entitlementClamped
+        let groups = ballot.groups
         // Sorted so that sums and reasons never depend on registration order.
-        let ordered = groups.values.sorted { $0.representative.link < $1.representative.link }
+        let ordered = groups.groups.sorted { $0.representative.link < $1.representative.link }
 
         guard !ordered.isEmpty else {
             return ArbitrationDecision(
@@ -114,43 +152,52 @@ public struct Arbiter: Sendable {
         }
         let suffix = Self.clampNote(cap: limitingCap, entitlementClamped: entitlementClamped)
 
+        // The scoring loops below run for every group and candidate rate: they read plain
+        // ranges and counts (no reference counting), and name groups by index.
+        let ranges = ordered.map(\.range)
+        let counts = ordered.map(\.count)
+
         // Rule 2: the lowest candidate that serves every link exactly.
-        var blocker: Group?
+        var blocker: Int?
         for candidate in candidates {
-            if let failing = ordered.first(where: { !CallbackCadence(range: $0.range, refresh: candidate).isExact }) {
+            if let failing = ranges.firstIndex(where: { !CallbackCadence(range: $0, refresh: candidate).isExact }) {
                 blocker = failing
                 continue
             }
             let reason: String
             if let blocker {
                 reason = "\(FrameRateMath.format(candidate)) Hz is the lowest rate that serves every link exactly; "
-                    + "a lower rate would not serve \(blocker.representative.reasonName)"
+                    + "a lower rate would not serve \(ordered[blocker].representative.reasonName)"
             } else {
                 reason = "\(FrameRateMath.format(candidate)) Hz is the lowest allowed rate and serves every link exactly"
             }
             return ArbitrationDecision(
                 refreshRate: candidate, rule: .exact, reason: reason + suffix,
-                decidingLink: blocker?.representative.link ?? ordered[0].representative.link, limitingCap: limitingCap
+                decidingLink: ordered[blocker ?? 0].representative.link, limitingCap: limitingCap
             )
         }
 
         // Rules 3 and 4: score every candidate; most links inside their range first,
         // then the smallest total distance, then the lower rate.
-        var best: (rate: Double, served: Int, distance: Double, farthest: Group?, unserved: Group?)?
+        var best: (rate: Double, served: Int, distance: Double, farthest: Int?, unserved: Int?)?
         for candidate in candidates {
             var served = 0
             var distance = 0.0
-            var farthest: (group: Group, distance: Double)?
-            var unserved: Group?
-            for group in ordered {
-                let cadence = CallbackCadence(range: group.range, refresh: candidate)
+            var farthest: Int?
+            var farthestDistance = 0.0
+            var unserved: Int?
+            for index in ranges.indices {
+                let cadence = CallbackCadence(range: ranges[index], refresh: candidate)
                 if cadence.isInsideRange {
-                    served += group.count
+                    served += counts[index]
                 } else if unserved == nil {
-                    unserved = group
+                    unserved = index
                 }
-                distance += cadence.distance * Double(group.count)
-                if cadence.distance > (farthest?.distance ?? 0) { farthest = (group, cadence.distance) }
+                distance += cadence.distance * Double(counts[index])
+                if cadence.distance > farthestDistance {
+                    farthest = index
+                    farthestDistance = cadence.distance
+                }
             }
             if let current = best {
                 let better =
@@ -159,26 +206,26 @@ public struct Arbiter: Sendable {
                         && !FrameRateMath.equal(distance, current.distance))
                 if !better { continue }
             }
-            best = (candidate, served, distance, farthest?.group, unserved)
+            best = (candidate, served, distance, farthest, unserved)
         }
         let chosen = best!
-        let total = ordered.reduce(0) { $0 + $1.count }
+        let total = counts.reduce(0, +)
         let rate = FrameRateMath.format(chosen.rate)
         if chosen.served == total {
-            let who = chosen.farthest.map { "; farthest from its preference: \($0.representative.reasonName)" } ?? ""
+            let who = chosen.farthest.map { "; farthest from its preference: \(ordered[$0].representative.reasonName)" } ?? ""
             return ArbitrationDecision(
                 refreshRate: chosen.rate, rule: .closest,
                 reason: "no rate serves every link exactly; \(rate) Hz keeps every link inside its range "
                     + "with the smallest total distance to the preferred rates\(who)" + suffix,
-                decidingLink: chosen.farthest?.representative.link, limitingCap: limitingCap
+                decidingLink: chosen.farthest.map { ordered[$0].representative.link }, limitingCap: limitingCap
             )
         }
-        let who = chosen.unserved.map { "; not served: \($0.representative.reasonName)" } ?? ""
+        let who = chosen.unserved.map { "; not served: \(ordered[$0].representative.reasonName)" } ?? ""
         return ArbitrationDecision(
             refreshRate: chosen.rate, rule: .mostServed,
             reason: "no rate keeps every link inside its range; \(rate) Hz serves the most, "
                 + "\(chosen.served) of \(total)\(who)" + suffix,
-            decidingLink: chosen.unserved?.representative.link, limitingCap: limitingCap
+            decidingLink: chosen.unserved.map { ordered[$0].representative.link }, limitingCap: limitingCap
         )
     }
 
@@ -189,5 +236,72 @@ public struct Arbiter: Sendable {
             note += "; \(vote.link) and any like it lack the high-frame-rate entitlement and are limited to 60 Hz"
         }
         return note
+    }
+}
+
+extension Arbiter {
+    /// Links grouped by effective range: an open-addressing hash table over the groups
+    /// array, keyed by the range's bit patterns. Arbitration groups every voting link on
+    /// every Register, Update and close, so this avoids `Dictionary`'s SipHash per vote.
+    fileprivate struct GroupTable {
+        /// The groups, in order of first appearance.
+        private(set) var groups: [Group] = []
+        /// Each group's range, apart so that probing compares plain values.
+        private var keys: [FrameRateRange] = []
+        /// Index into ``groups`` plus one, or 0 for an empty slot; the count is a power of two.
+        private var slots: [Int32]
+
+        init(expectedVotes: Int) {
+            var capacity = 16
+            while capacity < 2 * Swift.min(Swift.max(expectedVotes, 8), 1 << 20) { capacity <<= 1 }
+            slots = Array(repeating: 0, count: capacity)
+        }
+
+        /// A hash of the range whose high bits are well mixed; `+ 0` folds `-0.0` into `0.0`,
+        /// as `==` does. Slots take the top bits (Fibonacci hashing): rates' bit patterns end
+        /// in long runs of zeros, which would leave the low bits of a product all zero.
+        private static func hash(_ range: FrameRateRange) -> UInt64 {
+            var hash = (range.minimum + 0).bitPattern &* 0x9E37_79B9_7F4A_7C15
+            hash = (hash ^ (hash >> 29) ^ (range.maximum + 0).bitPattern) &* 0xBF58_476D_1CE4_E5B9
+            hash = (hash ^ (hash >> 29) ^ (range.preferred + 0).bitPattern) &* 0x94D0_49BB_1331_11EB
+            return hash
+        }
+
+        /// The slot of `hash` in a table of `count` (a power of two) slots.
+        private static func slot(_ hash: UInt64, count: Int) -> Int {
+            Int(truncatingIfNeeded: hash >> UInt64(64 - count.trailingZeroBitCount))
+        }
+
+        /// Counts `link` in the group of `range`, creating the group on first sight;
+        /// `vote` is evaluated only when the link becomes the group's representative.
+        @inline(__always)
+        mutating func add(link: LinkID, range: FrameRateRange, vote: @autoclosure () -> LinkVote) {
+            let mask = slots.count - 1
+            var slot = Self.slot(Self.hash(range), count: slots.count)
+            while true {
+                let entry = Int(slots[slot])
+                if entry == 0 { break }
+                if keys[entry - 1] == range {
+                    groups[entry - 1].count += 1
+                    if link < groups[entry - 1].representative.link { groups[entry - 1].representative = vote() }
+                    return
+                }
+                slot = (slot + 1) & mask
+            }
+            groups.append(Group(range: range, count: 1, representative: vote()))
+            keys.append(range)
+            slots[slot] = Int32(groups.count)
+            if 2 * groups.count > slots.count { grow() }
+        }
+
+        private mutating func grow() {
+            slots = Array(repeating: 0, count: slots.count * 2)
+            let mask = slots.count - 1
+            for (index, range) in keys.enumerated() {
+                var slot = Self.slot(Self.hash(range), count: slots.count)
+                while slots[slot] != 0 { slot = (slot + 1) & mask }
+                slots[slot] = Int32(index + 1)
+            }
+        }
     }
 }

@@ -63,19 +63,15 @@ public struct CallbackCadence: Hashable, Sendable {
     /// The `n` in `allowed` whose `refresh / n` is closest to `target`
     /// (ties to the smaller `n`, i.e. the higher rate).
     static func closestDivisor(of refresh: Double, to target: Double, within allowed: ClosedRange<Int>) -> Int {
+        // Only the two whole numbers around the ideal divisor can be closest; compared
+        // in place (this runs for every group and candidate rate of an arbitration).
         let ideal = refresh / target
         let below = Int(Swift.min(ideal.rounded(.down), Double(Int.max / 2)))
-        let options = [below, below + 1].map { Swift.min(Swift.max($0, allowed.lowerBound, 1), allowed.upperBound) }
-        var best = options[0]
-        for n in options.dropFirst() {
-            let bestDistance = abs(refresh / Double(best) - target)
-            let distance = abs(refresh / Double(n) - target)
-            if FrameRateMath.equal(distance, bestDistance) {
-                best = Swift.min(best, n)
-            } else if distance < bestDistance {
-                best = n
-            }
-        }
-        return best
+        let first = Swift.min(Swift.max(below, allowed.lowerBound, 1), allowed.upperBound)
+        let second = Swift.min(Swift.max(below + 1, allowed.lowerBound, 1), allowed.upperBound)
+        let firstDistance = abs(refresh / Double(first) - target)
+        let secondDistance = abs(refresh / Double(second) - target)
+        if FrameRateMath.equal(secondDistance, firstDistance) { return Swift.min(first, second) }
+        return secondDistance < firstDistance ? second : first
     }
 }

@@ -110,6 +110,11 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         displays[try index(of: display)].refreshRate
     }
 
+    /// The number of links on `display` (the default display when `nil`), paused ones included.
+    public func linkCount(of display: DisplayID? = nil) throws(CompositorError) -> Int {
+        displays[try index(of: display)].links.count
+    }
+
     /// The display a link is on, if the link exists.
     public func display(of link: LinkID) -> DisplayID? {
         displayOfLink[link].map { displays[$0].id }

@@ -1,15 +1,23 @@
+/// One link of a display: who holds it, what it asked for, how it is paced.
+///
+/// Deliberately not nested in the generic ``Display``: a nested type would be generic
+/// too, and every per-link step of a vsync would then go through runtime metadata.
+struct DisplayLinkState: Sendable {
+    let id: LinkID
+    let owner: OwnerID
+    var configuration: DisplayLinkConfiguration
+    var pacer: LinkPacer
+}
+
 /// One display's whole state: its links, caps, arbitration, governor and vsync grid.
 ///
 /// Internal to the model; ``Compositor`` is the public face.
 struct Display<C: Clock>: Sendable where C.Duration == Duration {
-    struct Link: Sendable {
-        let id: LinkID
-        let owner: OwnerID
-        var configuration: DisplayLinkConfiguration
-        var pacer: LinkPacer<C.Instant>
-    }
+    typealias Link = DisplayLinkState
 
     let id: DisplayID
+    /// The display's first vsync: pacers measure time from here.
+    let origin: C.Instant
     let arbiter: Arbiter
     private(set) var caps: DisplayCaps
     private(set) var governor: RefreshRateGovernor<C>
@@ -26,6 +34,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let initial = configuration.profile.initialRate
         self.governor = RefreshRateGovernor(initialRate: initial, settings: settings)
         self.timeline = VsyncTimeline(start: start, rate: initial)
+        self.origin = start
         rearbitrate(at: start)
     }
 
@@ -76,10 +85,15 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Removes every link of `owner` with one re-arbitration.
     mutating func removeAll(of owner: OwnerID, at now: C.Instant) -> [LinkID] {
-        let removed = links.filter { $0.owner == owner }.map(\.id)
-        guard !removed.isEmpty else { return [] }
+        guard let first = links.firstIndex(where: { $0.owner == owner }) else { return [] }
+        var removed: [LinkID] = []
+        for link in links[first...] where link.owner == owner {
+            removed.append(link.id)
+            positions[link.id] = nil
+        }
         links.removeAll { $0.owner == owner }
-        positions = Dictionary(uniqueKeysWithValues: links.enumerated().map { ($1.id, $0) })
+        // Only links after the first removed one moved.
+        for index in first..<links.count { positions[links[index].id] = index }
         rearbitrate(at: now)
         return removed
     }
@@ -98,13 +112,20 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private mutating func rearbitrate(at now: C.Instant) {
-        let votes = links.lazy.filter { !$0.configuration.isPaused }.map {
-            LinkVote(
-                link: $0.id, range: $0.configuration.range,
-                hasHighFrameRateEntitlement: $0.configuration.hasHighFrameRateEntitlement, label: $0.configuration.label
+        // Reads each link's fields in place: no per-link copy, no LinkVote (and label) per link.
+        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
+        for index in links.indices where !links[index].configuration.isPaused {
+            ballot.add(
+                link: links[index].id, range: links[index].configuration.range,
+                entitled: links[index].configuration.hasHighFrameRateEntitlement,
+                vote: LinkVote(
+                    link: links[index].id, range: links[index].configuration.range,
+                    hasHighFrameRateEntitlement: links[index].configuration.hasHighFrameRateEntitlement,
+                    label: links[index].configuration.label
+                )
             )
         }
-        governor.observe(arbiter.decide(votes: votes, caps: caps), at: now)
+        governor.observe(arbiter.decide(ballot), at: now)
     }
 
     private mutating func recomputeCadences() {
@@ -127,16 +148,24 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         let refresh = refreshRate
         let period = timeline.period
+        let time = origin.duration(to: vsync.instant)
         var ticks: [Tick<C.Instant>] = []
+        ticks.reserveCapacity(links.count)
+        // Every link with one divisor shares its target and callback rate: computed once per divisor.
+        var lastDivisor = 0
+        var target = vsync.instant
         for index in links.indices where !links[index].configuration.isPaused {
             let owner = links[index].owner
-            let outcome = links[index].pacer.vsync(vsync, period: period, canDeliver: canDeliver(owner))
+            let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
             guard case .deliver(let sequence, let skipped) = outcome else { continue }
             let cadence = links[index].pacer.cadence
+            if cadence.divisor != lastDivisor {
+                lastDivisor = cadence.divisor
+                target = vsync.instant.advanced(by: period * cadence.divisor)
+            }
             ticks.append(
                 Tick(
-                    link: links[index].id, owner: owner, sequence: sequence,
-                    timestamp: vsync.instant, targetTimestamp: vsync.instant.advanced(by: period * cadence.divisor),
+                    link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
                     duration: period, refreshRate: refresh, callbackRate: cadence.callbackRate, skipped: skipped
                 )
             )

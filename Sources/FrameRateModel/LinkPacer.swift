@@ -10,7 +10,11 @@
 /// Overrun (seed 001): once a client reports finished frames (``frameDone(sequence:)``),
 /// an interval that begins while its previous frame is still unfinished is skipped,
 /// never queued; the next tick reports it in `skipped`.
-struct LinkPacer<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+///
+/// Times are durations since the display's origin (its first vsync) rather than
+/// instants of the display's clock, so the pacer is not generic: the per-link work of
+/// every vsync runs as concrete `Duration` arithmetic, whatever clock drives the model.
+struct LinkPacer: Sendable {
     /// What happened to the link at one vsync.
     enum Outcome: Equatable {
         /// Not one of the link's vsyncs.
@@ -33,8 +37,8 @@ struct LinkPacer<Instant: InstantProtocol>: Sendable where Instant.Duration == D
     private(set) var lastFinished: UInt64 = 0
     /// Whether the client paces itself with frame-done reports (set by its first report).
     private(set) var reportsFrameDone = false
-    /// The earliest instant of the next tick: the previous tick's target.
-    private var nextTarget: Instant?
+    /// The earliest time of the next tick, since the display's origin: the previous tick's target.
+    private var nextTarget: Duration?
 
     init(cadence: CallbackCadence) {
         self.cadence = cadence
@@ -65,20 +69,20 @@ struct LinkPacer<Instant: InstantProtocol>: Sendable where Instant.Duration == D
         return true
     }
 
-    /// Processes vsync `vsync` of a timeline with `period`; `canDeliver` says
-    /// whether the link's owner can take a tick now.
-    mutating func vsync(_ vsync: VsyncTimeline<Instant>.Vsync, period: Duration, canDeliver: Bool) -> Outcome {
+    /// Processes the vsync with `index` at `time` (since the display's origin) on a
+    /// timeline with `period`; `canDeliver` says whether the link's owner can take a tick now.
+    mutating func vsync(index: UInt64, at time: Duration, period: Duration, canDeliver: Bool) -> Outcome {
         let divisor = cadence.divisor
-        guard vsync.index % UInt64(divisor) == 0 else { return .notDue }
-        let interval = period * divisor
+        guard index % UInt64(divisor) == 0 else { return .notDue }
+        let interval = divisor == 1 ? period : period * divisor
         var intervals: UInt64 = 1
         if let nextTarget {
-            let lateness = nextTarget.duration(to: vsync.instant)
+            let lateness = time - nextTarget
             // Half a refresh period of slack absorbs rate changes between grids.
             if lateness < .zero - period / 2 { return .notDue }
             if lateness > .zero { intervals += UInt64(max(0, (lateness / interval + 1e-6).rounded(.down))) }
         }
-        nextTarget = vsync.instant.advanced(by: interval)
+        nextTarget = time + interval
         sequence += intervals
         if isBusy || !canDeliver {
             pendingSkips += intervals
