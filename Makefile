@@ -2,6 +2,7 @@
 #   make run    install what is missing, build, start the daemon in the foreground
 #   make test   install what is missing, build, run every test suite
 #   make install / make uninstall   PREFIX=/usr/local, DESTDIR= for staging
+#   make bench  release build, then the performance table of docs/performance.md
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -95,6 +96,12 @@ uninstall:
 	  "$(DESTDIR)$(SYSUSERSDIR)/framerated.conf"
 	rm -rf "$(DESTDIR)$(DOCDIR)"
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+
+## bench: release build, then the benchmark of docs/performance.md (a few minutes; needs the
+## instruments in ../shared/bench and: apt-get install gcc dbus-daemon libsystemd-dev pkg-config).
+## NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2 BENCH_DIR=../shared/bench override.
+bench: deps
+	Tests/Benchmarks/run.sh
 
 clean:
 	rm -rf .build

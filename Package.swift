@@ -8,6 +8,7 @@
 //   FrameRateServer    SwiftNIO Unix-socket server, sessions, tick fan-out, run as a Service
 //   FrameRateClient    async Swift client (framectl and the integration tests use it)
 //   framerated/framectl  thin executables
+//   framebench         the load generator and control-plane benchmarks (docs/performance.md)
 import PackageDescription
 
 /// One settings list for every target, so the whole package is built the same way.
@@ -23,6 +24,7 @@ let package = Package(
     products: [
         .executable(name: "framerated", targets: ["framerated"]),
         .executable(name: "framectl", targets: ["framectl"]),
+        .executable(name: "framebench", targets: ["framebench"]),
         .library(name: "FrameRateModel", targets: ["FrameRateModel"]),
         .library(name: "FrameRateProtocol", targets: ["FrameRateProtocol"]),
         .library(name: "FrameRateClient", targets: ["FrameRateClient"]),
@@ -32,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         .target(
@@ -47,8 +50,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "CLinuxEpoll"
+        ),
+        .target(
             name: "FrameRateServer",
             dependencies: [
+                "CLinuxEpoll",
                 "FrameRateModel",
                 "FrameRateProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -102,6 +109,18 @@ let package = Package(
                 "FrameRateProtocol",
                 "FrameRateClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "framebench",
+            dependencies: [
+                "FrameRateModel",
+                "FrameRateProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strictSettings
         ),

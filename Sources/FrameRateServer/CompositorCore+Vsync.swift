@@ -3,11 +3,44 @@ import FrameRateProtocol
 import Logging
 import NIOCore
 
+/// The ticks of one vsync being written, possibly over several turns of the event loop.
+struct FanOut {
+    /// The display whose vsync this is.
+    let display: DisplayID
+    /// The ticks, in link registration order.
+    let ticks: [Tick<MonotonicClock.Instant>]
+    /// The first tick not written yet.
+    var next = 0
+    /// Fields shared by every tick of one cadence at this vsync, encoded once.
+    var shared: [(target: MonotonicClock.Instant, fields: ByteBuffer)] = []
+    /// Connections holding several links, written once all their lines are collected.
+    var touched: [Session] = []
+}
+
 extension CompositorCore {
+    /// How long the fan-out runs between checks for waiting requests, nanoseconds. When one
+    /// waits, the fan-out lets the loop serve it and goes on ``yieldDelay`` later, so a
+    /// control call waits at most about this long even when a vsync's fan-out takes longer
+    /// than a period (thousands of connections). With no request waiting it never stops.
+    static let fanOutSlice: Int64 = 250_000
+
+    /// The wait before a task that must let the loop read its sockets first. NIO runs every
+    /// due task before it polls again, so the continuation must not be due when NIO checks
+    /// (after this task returns and is released: 10 µs was measured to be too short); with
+    /// a request waiting, NIO's poll returns at once and serves it.
+    static let yieldDelay = TimeAmount.microseconds(100)
+
     /// Arms `display`'s timer for its next vsync (a `CLOCK_MONOTONIC` deadline, as NIO's are on Linux).
+    ///
+    /// After a vsync that overran its period the next one is already due, and NIO would
+    /// run it before reading any socket; if a request waits, the vsync runs ``yieldDelay``
+    /// after it is served instead (the model counts the vsyncs missed meanwhile).
     func scheduleVsync(of display: DisplayID) {
         guard lifecycle == .running, let next = try? compositor.nextVsync(of: display) else { return }
-        vsyncTimers[display] = eventLoop.assumeIsolated().scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, next.nanoseconds)))) {
+        var deadline = NIODeadline.uptimeNanoseconds(UInt64(max(0, next.nanoseconds)))
+        let now = eventLoop.now
+        if deadline <= now, inputMonitor?.hasInput == true { deadline = now + Self.yieldDelay }
+        vsyncTimers[display] = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.vsync(of: display)
         }
     }
@@ -19,54 +52,113 @@ extension CompositorCore {
     /// counts them in that link's next `skipped`.
     func vsync(of display: DisplayID) {
         guard lifecycle == .running else { return }
-        let sessions = self.sessions
+        let unwritable = unwritableOwners
         let report: VsyncReport<MonotonicClock.Instant>
         do {
-            report = try compositor.vsync(of: display, at: MonotonicClock.now) { owner in sessions[owner]?.isWritable ?? false }
+            report = try compositor.vsync(of: display, at: MonotonicClock.now) { owner in
+                unwritable.isEmpty || !unwritable.contains(owner)
+            }
         } catch {
             logger.critical("vsync of unknown display \(display.rawValue): \(error)")
             return
         }
         if let change = report.rateChange { refreshRateChanged(display: display, change: change) }
-        fanOut(report.ticks)
-        vsyncObserver?()
-        scheduleVsync(of: display)
+        continueFanOut(FanOut(display: display, ticks: report.ticks))
     }
 
-    private func fanOut(_ ticks: [Tick<MonotonicClock.Instant>]) {
-        guard !ticks.isEmpty else { return }
+    /// Writes the ticks of `fanOut`, then arms the next vsync; if a request arrives meanwhile,
+    /// lets the loop serve it and continues ``yieldDelay`` later.
+    private func continueFanOut(_ fanOut: FanOut) {
+        guard lifecycle == .running else { return }
+        var fanOut = fanOut
+        if writeTicks(of: &fanOut) {
+            vsyncObserver?()
+            scheduleVsync(of: fanOut.display)
+        } else {
+            vsyncTimers[fanOut.display] = eventLoop.assumeIsolated().scheduleTask(deadline: eventLoop.now + Self.yieldDelay) {
+                self.continueFanOut(fanOut)
+            }
+        }
+    }
+
+    /// Encodes and writes ticks of `fanOut` until all are written or, checked every
+    /// ``fanOutSlice``, a request waits on some connection.
+    ///
+    /// A connection holding one link gets its line as soon as it is encoded (into one
+    /// scratch buffer reused for every such line, so it stays in cache): the first
+    /// connections hear their tick while the rest are still being encoded. A connection
+    /// holding several collects every line of this vsync in its own buffer and is
+    /// written at the end. Cost per tick: one array lookup when the owner differs from
+    /// the previous tick's, the line's bytes, one `send`; nothing allocated (the shared
+    /// segments are a few per vsync).
+    /// - Returns: whether every tick is written.
+    private func writeTicks(of fanOut: inout FanOut) -> Bool {
         let allocator = ByteBufferAllocator()
-        // Fields shared by every tick of one cadence at this vsync, encoded once.
-        var shared: [(target: MonotonicClock.Instant, fields: ByteBuffer)] = []
-        var touched: [Session] = []
+        var line = fanOutLine ?? allocator.buffer(capacity: 512)
+        fanOutLine = nil
+        defer { fanOutLine = line }
+        var lastShared = 0
         var current: Session?
-        for tick in ticks {
-            if current?.owner != tick.owner { current = sessions[tick.owner] }
+        var currentOwner = OwnerID(rawValue: 0)
+        var single = false
+        let start = fanOut.next
+        var checkAt = MonotonicClock.now.nanoseconds + Self.fanOutSlice
+        while fanOut.next < fanOut.ticks.count {
+            if (fanOut.next - start) & 31 == 31 {
+                let now = MonotonicClock.now.nanoseconds
+                if now >= checkAt {
+                    if inputMonitor?.hasInput == true { return false }
+                    checkAt = now + Self.fanOutSlice
+                }
+            }
+            let tick = fanOut.ticks[fanOut.next]
+            fanOut.next += 1
+            if tick.owner != currentOwner {
+                currentOwner = tick.owner
+                current = sessions[tick.owner]
+                if let session = current {
+                    // One link: this is the connection's only tick of the vsync.
+                    single = session.linkCount == 1
+                    if !single && !session.hasPendingTicks {
+                        session.beginTicks()
+                        fanOut.touched.append(session)
+                    }
+                }
+            }
             guard let session = current else { continue }
-            let fields: ByteBuffer
-            if let cached = shared.first(where: { $0.target == tick.targetTimestamp }) {
-                fields = cached.fields
-            } else {
-                fields = TickLineEncoder.sharedFields(
-                    timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
-                    duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
-                    callbackRate: tick.callbackRate, allocator: allocator
+            if lastShared >= fanOut.shared.count || fanOut.shared[lastShared].target != tick.targetTimestamp {
+                if let index = fanOut.shared.firstIndex(where: { $0.target == tick.targetTimestamp }) {
+                    lastShared = index
+                } else {
+                    fanOut.shared.append(
+                        (
+                            tick.targetTimestamp,
+                            TickLineEncoder.sharedFields(
+                                timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
+                                duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
+                                callbackRate: tick.callbackRate, allocator: allocator
+                            )
+                        )
+                    )
+                    lastShared = fanOut.shared.count - 1
+                }
+            }
+            if single {
+                line.clear()
+                TickLineEncoder.write(
+                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, shared: fanOut.shared[lastShared].fields,
+                    into: &line
                 )
-                shared.append((tick.targetTimestamp, fields))
+                session.send(line)
+            } else {
+                TickLineEncoder.write(
+                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, shared: fanOut.shared[lastShared].fields,
+                    into: &session.tickBuffer
+                )
             }
-            if session.pendingTicks == nil {
-                session.pendingTicks = allocator.buffer(capacity: 256 * max(1, session.links.count))
-                touched.append(session)
-            }
-            TickLineEncoder.write(
-                link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, shared: fields,
-                into: &session.pendingTicks!
-            )
         }
-        for session in touched {
-            if let buffer = session.pendingTicks { session.write(buffer) }
-            session.pendingTicks = nil
-        }
+        for session in fanOut.touched { session.flushTicks() }
+        return true
     }
 
     private func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {

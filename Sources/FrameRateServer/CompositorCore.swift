@@ -22,14 +22,21 @@ final class CompositorCore {
     private(set) var configuration: ServerConfiguration
     var logger: Logger
     var compositor: Compositor<MonotonicClock>
-    var sessions: [OwnerID: Session] = [:]
+    var sessions = SessionTable()
+    /// Connections above their outbound high-water mark; almost always empty, so the
+    /// vsync's per-link "can deliver" test is one `isEmpty` check.
+    var unwritableOwners: Set<OwnerID> = []
+    /// The scratch buffer single-link connections' tick lines are encoded into (reused).
+    var fanOutLine: ByteBuffer?
+    /// Whether a request waits on some connection (for a long fan-out to yield to).
+    let inputMonitor = InputMonitor()
     var watchers: [UInt64: Session] = [:]
+    /// Each display's next vsync, or the rest of its current fan-out.
     var vsyncTimers: [DisplayID: Scheduled<Void>] = [:]
     var lifecycle = Lifecycle.running
     /// The admin group's id, resolved at start and on reload.
     var adminGroupID: UInt32?
     let daemonUserID = geteuid()
-    private var lastOwner: UInt64 = 0
     var lastWatch: UInt64 = 0
     let rpcConfiguration: JSONRPCInbound.Configuration
     /// Called with a one-line summary whenever it changes (the systemd status line).
@@ -76,7 +83,7 @@ final class CompositorCore {
     // MARK: Sessions
 
     /// A new connection from `peer`; `nil` when refused (connection limit, or stopping).
-    func open(peer: PeerCredentials, context: ChannelHandlerContext) -> Session? {
+    func open(peer: PeerCredentials, context: ChannelHandlerContext, descriptor: Int32? = nil) -> Session? {
         guard lifecycle == .running, sessions.count < configuration.limits.connections else {
             let message =
                 lifecycle == .running
@@ -92,9 +99,9 @@ final class CompositorCore {
             context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             return nil
         }
-        lastOwner += 1
-        let session = Session(owner: OwnerID(rawValue: lastOwner), peer: peer, context: context)
+        let session = Session(owner: sessions.nextOwner(), peer: peer, context: context, descriptor: descriptor)
         sessions[session.owner] = session
+        if let descriptor { inputMonitor?.watch(descriptor) }
         logger.debug("client connected", metadata: peerMetadata(peer))
         publishStatus()
         return session
@@ -103,6 +110,8 @@ final class CompositorCore {
     /// The connection closed (for any reason): its links and watches go, the display re-arbitrates now.
     func close(_ session: Session) {
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
+        session.isClosed = true
+        unwritableOwners.remove(session.owner)
         session.unwritableDeadline?.cancel()
         for watch in session.watches { watchers[watch] = nil }
         let removed = compositor.removeLinks(of: session.owner, at: MonotonicClock.now)
@@ -116,6 +125,11 @@ final class CompositorCore {
         publishStatus()
     }
 
+    /// The peer shut down its sending side: nothing more will be read from it.
+    func inputClosed(_ session: Session) {
+        if let descriptor = session.descriptor { inputMonitor?.unwatch(descriptor) }
+    }
+
     func connectionError(_ error: any Error, session: Session?) {
         logger.debug("connection error: \(error)", metadata: session.map { peerMetadata($0.peer) } ?? [:])
     }
@@ -127,8 +141,14 @@ final class CompositorCore {
         )
     }
 
-    /// Writability changed: start or cancel the unwritable-too-long timer.
+    /// Writability changed: update the unwritable set, start or cancel the unwritable-too-long timer.
     func writabilityChanged(_ session: Session) {
+        _ = session.refreshWritability()
+        if session.isWritable {
+            unwritableOwners.remove(session.owner)
+        } else if sessions[session.owner] != nil {
+            unwritableOwners.insert(session.owner)
+        }
         if session.isWritable {
             session.unwritableDeadline?.cancel()
             session.unwritableDeadline = nil
@@ -137,8 +157,10 @@ final class CompositorCore {
         guard session.unwritableDeadline == nil else { return }
         let timeout = configuration.limits.unwritableTimeout
         session.unwritableDeadline = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(WireTime.nanoseconds(of: timeout))) {
-            [weak self, weak session] in
-            guard let self, let session, !session.isWritable else { return }
+            // The session is captured strongly (close cancels this task): a weak reference
+            // would move its reference count to a side table, slowing the tick path.
+            [weak self] in
+            guard let self, self.sessions[session.owner] === session, !session.context.channel.isWritable else { return }
             self.logger.warning(
                 "disconnecting a client that has not read for \(timeout): its ticks were being dropped",
                 metadata: self.peerMetadata(session.peer).merging(["event": "client-disconnected-unwritable"]) { $1 }
@@ -151,8 +173,12 @@ final class CompositorCore {
 
     /// `display 0: 120 Hz (3 links); 2 clients`.
     var statusLine: String {
-        let displays = compositor.snapshot.map { display in
-            "display \(display.id.rawValue): \(FrameRateMath.format(display.refreshRate)) Hz (\(display.links.count) link\(display.links.count == 1 ? "" : "s"))"
+        // Rates and counts only: this runs on every Register and close, so it must not
+        // build a snapshot of every link.
+        let displays = compositor.displayIDs.map { id in
+            let rate = (try? compositor.refreshRate(of: id)) ?? 0
+            let count = (try? compositor.linkCount(of: id)) ?? 0
+            return "display \(id.rawValue): \(FrameRateMath.format(rate)) Hz (\(count) link\(count == 1 ? "" : "s"))"
         }
         return displays.joined(separator: ", ") + "; \(sessions.count) client\(sessions.count == 1 ? "" : "s")"
     }

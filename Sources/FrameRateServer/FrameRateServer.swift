@@ -79,31 +79,19 @@ public final class FrameRateServer: Service, Sendable {
 
         let lineLength = configuration.limits.lineLength
         let highWater = configuration.limits.outboundHighWater
-        let bootstrap = ServerBootstrap(group: eventLoop)
-            .serverChannelOption(.backlog, value: 1024)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: highWater / 2, high: highWater))
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                Self.peerCredentials(of: channel).flatMapThrowing { peer in
-                    try channel.pipeline.syncOperations.addHandlers(
-                        ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
-                        SessionHandler(core: bound.value, peer: peer)
-                    )
-                }
-            }
-
-        let serverChannel: any Channel
+        let listener: Int32
         let boundPath: String?
         switch configuration.listener {
         case .path(let path):
             try SocketFile.prepare(path)
-            serverChannel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            listener = try Acceptor.listen(path: path, backlog: 1024)
             try SocketFile.setMode(path, mode: configuration.socketMode)
             boundPath = path
         case .inherited(let descriptor, _):
-            serverChannel = try await bootstrap.withBoundSocket(descriptor).get()
+            listener = descriptor
             boundPath = nil
         }
+        let acceptor = try Acceptor(listener: listener, logger: logger)
         let socketPath: String? =
             switch configuration.listener {
             case .path(let path): path
@@ -120,26 +108,38 @@ public final class FrameRateServer: Service, Sendable {
             hooks.ready(socketPath)
         }.get()
 
-        try await withGracefulShutdownHandler {
-            try await serverChannel.closeFuture.get()
+        let threads = NIOThreadPool(numberOfThreads: 1)
+        threads.start()
+        let accepting = threads.runIfActive(eventLoop: eventLoop) {
+            acceptor.run { descriptor, peer in
+                // Accepted by the Acceptor (which keeps the descriptor for the tick fan-out),
+                // handed to NIO with the options a ServerBootstrap's children had.
+                ClientBootstrap(group: eventLoop)
+                    .channelOption(.writeBufferWaterMark, value: .init(low: highWater / 2, high: highWater))
+                    .channelOption(.allowRemoteHalfClosure, value: true)
+                    .channelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandlers(
+                                ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
+                                SessionHandler(core: bound.value, peer: peer, descriptor: descriptor)
+                            )
+                        }
+                    }
+                    .withConnectedSocket(descriptor)
+                    .whenFailure { error in logger.error("cannot serve an accepted connection: \(error)") }
+            }
+        }
+
+        await withGracefulShutdownHandler {
+            try? await accepting.get()
         } onGracefulShutdown: {
             hooks.stopping()
-            serverChannel.close(promise: nil)
+            acceptor.stop()
         }
+        try? await threads.shutdownGracefully()
         try await eventLoop.flatSubmit { bound.value.shutdown() }.get()
         if let boundPath { SocketFile.remove(boundPath) }
         core.withLock { $0 = nil }
         logger.notice("daemon stopped", metadata: ["event": "daemon-stopped"])
-    }
-
-    /// The kernel's credentials for a connected peer (`SO_PEERCRED`); unknown when unreadable.
-    private static func peerCredentials(of channel: any Channel) -> EventLoopFuture<PeerCredentials> {
-        guard let provider = channel as? any SocketOptionProvider else {
-            return channel.eventLoop.makeSucceededFuture(.unknown)
-        }
-        let credentials: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
-        )
-        return credentials.map { PeerCredentials(ucred: $0) }.recover { _ in .unknown }
     }
 }

@@ -11,17 +11,20 @@ final class SessionHandler: ChannelInboundHandler {
 
     private let core: CompositorCore
     private let peer: PeerCredentials
+    /// The connection's socket, when the daemon accepted it itself (see ``Session/descriptor``).
+    private let descriptor: Int32?
     private var session: Session?
     /// Set once an oversized line was answered: nothing more is read from this connection.
     private var closing = false
 
-    init(core: CompositorCore, peer: PeerCredentials) {
+    init(core: CompositorCore, peer: PeerCredentials, descriptor: Int32? = nil) {
         self.core = core
         self.peer = peer
+        self.descriptor = descriptor
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        session = core.open(peer: peer, context: context)
+        session = core.open(peer: peer, context: context, descriptor: descriptor)
         if session == nil { return }
         context.fireChannelActive()
     }
@@ -31,7 +34,7 @@ final class SessionHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .line(let line):
             if let reply = core.handle(line: line, from: session) {
-                context.writeAndFlush(wrapOutboundOut(reply), promise: nil)
+                session.write(reply)
             }
         case .oversized(let limit):
             closing = true
@@ -41,8 +44,7 @@ final class SessionHandler: ChannelInboundHandler {
             )
             var buffer = context.channel.allocator.buffer(capacity: 256)
             error.writeLine(into: &buffer)
-            context.writeAndFlush(wrapOutboundOut(buffer))
-                .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            session.write(buffer).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
     }
 
@@ -51,8 +53,9 @@ final class SessionHandler: ChannelInboundHandler {
     /// nothing more to receive, so it is closed once the replies are flushed. One that
     /// holds links keeps receiving ticks until it closes.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, let session { core.inputClosed(session) }
         if case ChannelEvent.inputClosed = event, let session, session.links.isEmpty, session.watches.isEmpty {
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
+            session.write(context.channel.allocator.buffer(capacity: 0))
                 .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             return
         }

@@ -1,0 +1,115 @@
+import ArgumentParser
+import FrameRateModel
+import FrameRateProtocol
+import Histogram
+
+/// `framebench arbitrate`: the cost of arbitration over many varied links, in process.
+struct Arbitrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Time Arbiter.decide and a full re-arbitration (Compositor.update) over N varied links (target < 1 ms at 10,000)."
+    )
+
+    @Option(help: "Links.") var links = 10_000
+    @Option(help: "Timed calls of each kind.") var iterations = 2_000
+    @Option(help: "PRNG seed for the links' ranges.") var seed: UInt64 = 42
+    @Flag(help: "Preferred rates in 0.5 Hz steps: nearly every link distinct (the worst case).") var worstCase = false
+    @Flag(help: "Print JSON instead of the table.") var json = false
+
+    /// SplitMix64: a small deterministic generator, so every run arbitrates the same links.
+    struct SplitMix64: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Varied ranges: `minimum` and `maximum` from 18 bounds (the phone's rates and off-grid
+    /// ones such as 25, 45, 72, 90, 100 Hz); `preferred` none, the maximum, or a common rate
+    /// inside the range (`halfSteps`: any multiple of 0.5 Hz inside, nearly every link then
+    /// distinct, the worst case for arbitration); about a third hold the entitlement.
+    static func votes(count: Int, seed: UInt64, halfSteps: Bool) -> [(range: FrameRateRange, entitled: Bool)] {
+        var random = SplitMix64(state: seed)
+        let bounds: [Double] = [10, 12, 15, 16, 20, 24, 25, 30, 40, 45, 48, 50, 60, 72, 80, 90, 100, 120]
+        let common: [Double] = [24, 30, 40, 48, 50, 60, 72, 80, 90, 100, 120]
+        return (0..<count).map { _ in
+            let a = bounds.randomElement(using: &random)!
+            let b = bounds.randomElement(using: &random)!
+            let minimum = min(a, b)
+            let maximum = max(a, b)
+            var preferred = 0.0
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: preferred = 0
+            case 1: preferred = maximum
+            default:
+                if halfSteps {
+                    preferred = (Double.random(in: minimum...maximum, using: &random) * 2).rounded() / 2
+                } else {
+                    preferred = common.filter { (minimum...maximum).contains($0) }.randomElement(using: &random) ?? maximum
+                }
+            }
+            return (try! FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred), Int.random(in: 0..<3, using: &random) == 0)
+        }
+    }
+
+    func run() throws {
+        let varied = Self.votes(count: links, seed: seed, halfSteps: worstCase)
+        let arbiter = Arbiter(profile: .promotionPhone)
+        let votes = varied.enumerated().map { index, vote in
+            LinkVote(link: LinkID(rawValue: UInt64(index + 1)), range: vote.range, hasHighFrameRateEntitlement: vote.entitled, label: index % 10 == 0 ? "label \(index)" : nil)
+        }
+        let caps = DisplayCaps()
+        var decide = nanosecondHistogram()
+        var rates = 0.0
+        for _ in 0..<10 { rates += arbiter.decide(votes: votes, caps: caps).refreshRate }  // warm caches
+        for _ in 0..<iterations {
+            let start = System.monotonicNanoseconds()
+            let decision = arbiter.decide(votes: votes, caps: caps)
+            let end = System.monotonicNanoseconds()
+            rates += decision.refreshRate
+            _ = decide.record(UInt64(max(end - start, 1_000)))
+        }
+
+        // A whole re-arbitration as the daemon does it: Update one link's range among N.
+        let start = MonotonicClock.now
+        var compositor = Compositor<MonotonicClock>(displays: [DisplayConfiguration(id: DisplayID(rawValue: 0))], start: start)
+        let owner = OwnerID(rawValue: 1)
+        var ids: [LinkID] = []
+        for vote in varied {
+            let status = try compositor.register(
+                owner: owner, configuration: DisplayLinkConfiguration(range: vote.range, hasHighFrameRateEntitlement: vote.entitled), at: start
+            )
+            ids.append(status.link)
+        }
+        let alternate = [try FrameRateRange(minimum: 30, maximum: 120, preferred: 80), try FrameRateRange(minimum: 10, maximum: 60, preferred: 24)]
+        var update = nanosecondHistogram()
+        for iteration in 0..<iterations {
+            let link = ids[(iteration * 7919) % ids.count]
+            let begin = System.monotonicNanoseconds()
+            let status = try compositor.update(link: link, owner: owner, range: alternate[iteration % 2], at: MonotonicClock.now)
+            let end = System.monotonicNanoseconds()
+            rates += status.refreshRate
+            _ = update.record(UInt64(max(end - begin, 1_000)))
+        }
+        let distinct = Set(varied.map { "\($0.range) \($0.entitled)" }).count
+        let decideSummary = LatencySummary(decide)
+        let updateSummary = LatencySummary(update)
+        let met = decideSummary.p99 < 1000 && updateSummary.p99 < 1000
+        if json {
+            let value: JSONValue = [
+                "links": JSONValue(UInt64(links)), "distinct_votes": JSONValue(UInt64(distinct)), "iterations": JSONValue(UInt64(iterations)),
+                "decide_us": decideSummary.jsonValue, "rearbitrate_us": updateSummary.jsonValue, "target_us": 1000, "met": .bool(met),
+                "checksum": JSONValue(rates),
+            ]
+            print(value.jsonString)
+        } else {
+            print("arbitrate: \(links) varied links (\(distinct) distinct range and entitlement pairs), \(iterations) calls each")
+            print("  Arbiter.decide           p50 \(Int(decideSummary.p50)) us  p99 \(Int(decideSummary.p99)) us  max \(Int(decideSummary.max)) us")
+            print("  Compositor.update        p50 \(Int(updateSummary.p50)) us  p99 \(Int(updateSummary.p99)) us  max \(Int(updateSummary.max)) us")
+            print("  target p99 < 1000 us: \(met ? "met" : "MISSED")  (checksum \(Int(rates)))")
+        }
+    }
+}

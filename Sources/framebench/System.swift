@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A failed system call or setup step, with a message for people.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+
+    /// `what: strerror(errno)`.
+    static func errno(_ what: String) -> BenchError { BenchError("\(what): \(String(cString: strerror(Glibc.errno)))") }
+}
+
+/// Small wrappers over POSIX calls shared by the subcommands.
+enum System {
+    /// `CLOCK_MONOTONIC` now, nanoseconds: the clock of every tick timestamp.
+    @inline(__always)
+    static func monotonicNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// Sleeps until `deadline` (nanoseconds on `CLOCK_MONOTONIC`); returns at once if it has passed.
+    static func sleep(untilNanoseconds deadline: Int64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+
+    /// Sleeps for `seconds`.
+    static func sleep(seconds: Double) {
+        sleep(untilNanoseconds: monotonicNanoseconds() + Int64(seconds * 1e9))
+    }
+
+    /// Raises the soft open-files limit to the hard limit (thousands of sockets; children inherit it).
+    /// - Returns: the new soft limit.
+    @discardableResult
+    static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// The running executable's path (`/proc/self/exe`).
+    static func executablePath() throws -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { throw BenchError.errno("readlink /proc/self/exe") }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The directory part of `path`.
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// A fresh private directory under /tmp.
+    static func makeTemporaryDirectory(prefix: String) throws -> String {
+        var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+        guard let result = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw BenchError.errno("mkdtemp")
+        }
+        return String(cString: result)
+    }
+
+    /// Removes a directory made by ``makeTemporaryDirectory(prefix:)`` and the files directly in it.
+    static func removeDirectory(_ path: String) {
+        guard let directory = opendir(path) else { return }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { unlink(path + "/" + name) }
+        }
+        closedir(directory)
+        rmdir(path)
+    }
+
+    /// The whole contents of a small file (`/proc` entries), or `nil`.
+    static func readFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && Glibc.errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes every byte of `text` to `fd` (a pipe or stdout), retrying short writes.
+    static func writeAll(_ fd: Int32, _ text: String) throws {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw BenchError.errno("write")
+            }
+            offset += written
+        }
+    }
+
+    /// Writes `text` to stderr.
+    static func warn(_ text: String) {
+        try? writeAll(2, text.hasSuffix("\n") ? text : text + "\n")
+    }
+}
+
+/// Reads newline-terminated lines from a file descriptor (a pipe), with a deadline.
+struct LineReader {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// The next line without its `\n`; `nil` at end of file.
+    /// - Throws: when `deadline` (nanoseconds on `CLOCK_MONOTONIC`) passes first.
+    mutating func readLine(deadline: Int64) throws -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline - System.monotonicNanoseconds()
+            guard remaining > 0 else { throw BenchError("timed out waiting for a line on fd \(fd)") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(remaining / 1_000_000 + 1, 60_000)))
+            if ready < 0 && Glibc.errno != EINTR { throw BenchError.errno("poll") }
+            guard ready > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 {
+                if Glibc.errno == EINTR || Glibc.errno == EAGAIN { continue }
+                throw BenchError.errno("read")
+            }
+            if count == 0 {
+                guard !buffer.isEmpty else { return nil }
+                let line = String(decoding: buffer, as: UTF8.self)
+                buffer = []
+                return line
+            }
+            buffer += chunk[0..<count]
+        }
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Tests/Benchmarks/run.sh: reproduces the results table of docs/performance.md.
+#
+# For each N (links, one per connection, 120 Hz) it waits for a quiet machine, then runs
+# in turn the C fan-out floor (limit-fanout.sh), the D-Bus peer (peer-dbus.sh, for
+# N <= 1000: beyond that dbus-daemon queues for seconds) and `framebench --spawn-daemon`,
+# all with the same N, window and reader-process count; it repeats that REPEAT times and
+# prints the medians as a markdown table. Then links-per-connection rows and the
+# control-plane benchmarks. Raw outputs go to .build/bench/<time>/.
+#
+# Environment (defaults): NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2
+#   BENCH_DIR=../shared/bench (the measuring instruments) SKIP_BUILD= (1: reuse the release build)
+#   BASELINE= (a framerated binary, e.g. a release build of an older commit: measured too, same runs)
+#   BASELINE_NS="100 1000" (the Ns the baseline runs at)
+# Usage: make bench    or    Tests/Benchmarks/run.sh
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+NS=${NS:-"100 1000 2000 4000"}
+DURATION=${DURATION:-5}
+REPEAT=${REPEAT:-3}
+PROCESSES=${PROCESSES:-2}
+BENCH_DIR=${BENCH_DIR:-"$root/../shared/bench"}
+out="$root/.build/bench/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+
+for tool in limit-fanout.sh peer-dbus.sh quiet-wait.sh; do
+  [[ -x $BENCH_DIR/$tool ]] || { echo "missing $BENCH_DIR/$tool (set BENCH_DIR)" >&2; exit 2; }
+done
+if [[ -z ${SKIP_BUILD:-} ]]; then
+  swift build -c release --product framerated >&2
+  swift build -c release --product framebench >&2
+fi
+bin="$(swift build -c release --show-bin-path)"
+fb="$bin/framebench"
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+echo "# framerated benchmark $(date -u +%FT%TZ) on $(nproc) cores, $(uname -r)" | tee "$out/summary.md" >&2
+echo "# raw outputs: $out" >&2
+
+quiet() { "$BENCH_DIR/quiet-wait.sh" 60 15 | tee -a "$out/quiet.log" >&2; }
+
+for ((r = 1; r <= REPEAT; r++)); do
+  for n in $NS; do
+    quiet
+    echo "run $r N=$n: floor" >&2
+    "$BENCH_DIR/limit-fanout.sh" "$n" "$DURATION" -P "$PROCESSES" >"$out/floor-$n-$r.txt" 2>&1 || true
+    if ((n <= 1000)); then
+      echo "run $r N=$n: dbus" >&2
+      "$BENCH_DIR/peer-dbus.sh" "$n" "$DURATION" dbus-daemon -P "$PROCESSES" >"$out/dbus-$n-$r.txt" 2>&1 || true
+    fi
+    echo "run $r N=$n: framebench" >&2
+    timeout 300 "$fb" load --spawn-daemon --links "$n" --duration "$DURATION" --processes "$PROCESSES" \
+      --probe-interval 0.05 --json >"$out/framebench-$n-$r.json" 2>"$out/framebench-$n-$r.err" || true
+    if [[ -n ${BASELINE:-} && " ${BASELINE_NS:-100 1000} " == *" $n "* ]]; then
+      echo "run $r N=$n: framebench against the baseline $BASELINE" >&2
+      timeout 300 "$fb" load --spawn-daemon --framerated "$BASELINE" --links "$n" --duration "$DURATION" \
+        --processes "$PROCESSES" --probe-interval 0.05 --json >"$out/baseline-$n-$r.json" 2>"$out/baseline-$n-$r.err" || true
+    fi
+  done
+done
+
+# Links per connection: 1,000 links on 1,000, 100 and 16 connections.
+for c in 1000 100 16; do
+  quiet
+  echo "links per connection: 1000 links on $c connections" >&2
+  timeout 300 "$fb" load --spawn-daemon --links 1000 --connections "$c" --duration "$DURATION" --processes "$PROCESSES" \
+    --probe-interval 0 --json >"$out/lpc-$c.json" 2>"$out/lpc-$c.err" || true
+done
+
+# Control plane.
+quiet
+"$fb" startup --runs 10 --json >"$out/startup.json" 2>&1 || true
+quiet
+"$fb" register --spawn-daemon --links 1000 --json >"$out/register.json" 2>&1 || true
+quiet
+"$fb" idle --spawn-daemon --connections 4096 --json >"$out/idle.json" 2>&1 || true
+quiet
+"$fb" arbitrate --links 10000 --iterations 2000 --json >"$out/arbitrate.json" 2>&1 || true
+"$fb" arbitrate --links 10000 --iterations 500 --worst-case --json >"$out/arbitrate-worst.json" 2>&1 || true
+
+python3 "$root/Tests/Benchmarks/table.py" "$out" "$NS" "$REPEAT" | tee -a "$out/summary.md"

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Turns the raw outputs of Tests/Benchmarks/run.sh into the markdown tables of
+docs/performance.md: medians over the repeats, ratios to the C floor of the same run."""
+import json
+import os
+import re
+import statistics
+import sys
+
+out, ns, repeat = sys.argv[1], [int(n) for n in sys.argv[2].split()], int(sys.argv[3])
+
+
+def last_line_fields(path, prefix):
+    """key=value fields of the instrument's last line starting with `prefix`."""
+    try:
+        lines = [l for l in open(path) if l.startswith(prefix)]
+    except OSError:
+        return None
+    if not lines:
+        return None
+    return {k: float(v) for k, v in re.findall(r"(\w+)=([-0-9.]+)", lines[-1])}
+
+
+def load_json(path):
+    try:
+        return json.load(open(path))
+    except (OSError, ValueError):
+        return None
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value, digits=0):
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}×" if a is not None and b else "–"
+
+
+rows = []
+for n in ns:
+    floors = [last_line_fields(f"{out}/floor-{n}-{r}.txt", "fanout") for r in range(1, repeat + 1)]
+    dbuses = [last_line_fields(f"{out}/dbus-{n}-{r}.txt", "dbus") for r in range(1, repeat + 1)]
+    fbs = [load_json(f"{out}/framebench-{n}-{r}.json") for r in range(1, repeat + 1)]
+    floors = [f for f in floors if f]
+    dbuses = [d for d in dbuses if d]
+    fbs = [f for f in fbs if f]
+    row = {"n": n, "runs": len(fbs)}
+    row["floor_p50"] = med([f["p50_us"] for f in floors])
+    row["floor_p99"] = med([f["p99_us"] for f in floors])
+    row["floor_cpu"] = med([f["server_cpu_pct"] for f in floors])
+    row["floor_drops"] = med([f.get("lost", f["drops"]) for f in floors])
+    row["dbus_p99"] = med([d["p99_us"] for d in dbuses])
+    row["dbus_cpu"] = med([d["bus_cpu_pct"] for d in dbuses])
+    row["dbus_lost"] = med([d["lost"] for d in dbuses])
+    row["p50"] = med([f["latency_us"]["p50"] for f in fbs])
+    row["p99"] = med([f["latency_us"]["p99"] for f in fbs])
+    row["p999"] = med([f["latency_us"]["p999"] for f in fbs])
+    row["dropped"] = med([f["ticks"]["dropped"] for f in fbs])
+    row["expected"] = med([f["ticks"]["expected"] for f in fbs])
+    row["cpu"] = med([f["daemon"]["cpu_pct"] for f in fbs])
+    row["rss"] = med([f["daemon"]["rss_kib"] for f in fbs])
+    row["gen"] = med([f["generator"]["cpu_pct"] for f in fbs])
+    row["link_min"] = med([f["ticks"]["per_link_min"] for f in fbs])
+    row["link_max"] = med([f["ticks"]["per_link_max"] for f in fbs])
+    row["ctl_p99"] = med([max(f["control_us"]["register"]["p99"], f["control_us"]["health"]["p99"]) for f in fbs])
+    rows.append(row)
+
+print()
+print(f"Medians of {repeat} runs; latency in µs (receipt − tick timestamp); CPU in % of one core.")
+print()
+print("| N | floor p50 / p99 | floor CPU | floor lost | framerated p50 / p99 / p99.9 | p99 vs floor | daemon CPU | CPU vs floor "
+      "| dropped / expected | per-link min–max | daemon RSS KiB | generator CPU | control p99 | D-Bus p99 / bus CPU |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    dbus = f"{fmt(r['dbus_p99'])} / {fmt(r['dbus_cpu'], 1)} %" if r["dbus_p99"] is not None else "not run"
+    print(f"| {r['n']:,} | {fmt(r['floor_p50'])} / {fmt(r['floor_p99'])} | {fmt(r['floor_cpu'], 1)} % | {fmt(r['floor_drops'])} "
+          f"| {fmt(r['p50'])} / {fmt(r['p99'])} / {fmt(r['p999'])} | {ratio(r['p99'], r['floor_p99'])} "
+          f"| {fmt(r['cpu'], 1)} % | {ratio(r['cpu'], r['floor_cpu'])} | {fmt(r['dropped'])} / {fmt(r['expected'])} "
+          f"| {fmt(r['link_min'])}–{fmt(r['link_max'])} | {fmt(r['rss'])} | {fmt(r['gen'], 1)} % "
+          f"| {fmt(r['ctl_p99'])} µs | {dbus} |")
+
+baseline = []
+for n in ns:
+    fbs = [load_json(f"{out}/baseline-{n}-{r}.json") for r in range(1, repeat + 1)]
+    fbs = [f for f in fbs if f]
+    if fbs:
+        baseline.append((n, fbs))
+if baseline:
+    print()
+    print("Baseline (BASELINE=, the same runs): medians.")
+    print()
+    print("| N | p50 / p99 / p99.9 | dropped / expected | daemon CPU | control p99 |")
+    print("|---|---|---|---|---|")
+    for n, fbs in baseline:
+        print(f"| {n:,} | {fmt(med([f['latency_us']['p50'] for f in fbs]))} / {fmt(med([f['latency_us']['p99'] for f in fbs]))} "
+              f"/ {fmt(med([f['latency_us']['p999'] for f in fbs]))} | {fmt(med([f['ticks']['dropped'] for f in fbs]))} "
+              f"/ {fmt(med([f['ticks']['expected'] for f in fbs]))} | {fmt(med([f['daemon']['cpu_pct'] for f in fbs]), 1)} % "
+              f"| {fmt(med([max(f['control_us']['register']['p99'], f['control_us']['health']['p99']) for f in fbs]))} µs |")
+
+print()
+print("Links per connection (1,000 links at 120 Hz): daemon CPU per delivered tick.")
+print()
+print("| connections | links each | daemon CPU | ticks/s | daemon µs per tick | p50 / p99 µs |")
+print("|---|---|---|---|---|---|")
+for c in (1000, 100, 16):
+    f = load_json(f"{out}/lpc-{c}.json")
+    if not f:
+        print(f"| {c} | – | – | – | – | – |")
+        continue
+    rate = f["ticks"]["received"] / f["duration"]
+    per_tick = f["daemon"]["cpu_pct"] / 100 / rate * 1e6 if rate else None
+    print(f"| {c:,} | {1000 / c:.1f} | {f['daemon']['cpu_pct']:.1f} % | {rate:,.0f} | {fmt(per_tick, 2)} "
+          f"| {fmt(f['latency_us']['p50'])} / {fmt(f['latency_us']['p99'])} |")
+
+print()
+print("Control plane.")
+print()
+s = load_json(f"{out}/startup.json")
+if s:
+    print(f"- exec → first answered Health/Check: p50 {s['startup_ms']['p50']} ms, max {s['startup_ms']['max']} ms "
+          f"over {s['runs']} starts (target < 150 ms)")
+g = load_json(f"{out}/register.json")
+if g:
+    print(f"- Register round trip with {g['links']:,} links streaming: p50 {fmt(g['register_us']['p50'])} µs, "
+          f"p99 {fmt(g['register_us']['p99'])} µs, max {fmt(g['register_us']['max'])} µs over {g['calls']} calls (target p99 < 1,000 µs)")
+i = load_json(f"{out}/idle.json")
+if i:
+    print(f"- {i['connections']:,} idle connections: daemon RSS {i['rss_kib']:,} KiB ({i['rss_before_kib']:,} KiB before, "
+          f"{i['bytes_per_connection']:,.0f} bytes each; target < 65,536 KiB)")
+for name, label in (("arbitrate", "varied"), ("arbitrate-worst", "worst case")):
+    a = load_json(f"{out}/{name}.json")
+    if a:
+        print(f"- arbitration over {a['links']:,} links ({label}: {a['distinct_votes']:,} distinct range/entitlement pairs): "
+              f"Arbiter.decide p50 {fmt(a['decide_us']['p50'])} µs, p99 {fmt(a['decide_us']['p99'])} µs; "
+              f"re-arbitration (Compositor.update) p50 {fmt(a['rearbitrate_us']['p50'])} µs, p99 {fmt(a['rearbitrate_us']['p99'])} µs (target < 1,000 µs)")
+quiet = [l.strip() for l in open(f"{out}/quiet.log")] if os.path.exists(f"{out}/quiet.log") else []
+noisy = sum(1 for l in quiet if l.startswith("noisy"))
+print()
+print(f"quiet-wait: {len(quiet) - noisy} quiet, {noisy} noisy starts (see {out}/quiet.log)")
