@@ -196,7 +196,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var reason = governor.currentReason
         if let target = governor.target, !FrameRateMath.equal(target.refreshRate, refresh) {
             reason += "; moving to \(FrameRateMath.format(target.refreshRate)) Hz"
-                + (target.refreshRate < refresh ? " after the decrease dwell" : " at the next vsync")
+                + (target.refreshRate > refresh
+                    ? " at the next vsync"
+                    : target.rule == .idle ? " once the idle timeout and the decrease dwell pass" : " after the decrease dwell")
                 + ": \(target.reason)"
         }
         return DisplaySnapshot(

@@ -176,3 +176,18 @@ struct TickTimelineTests {
         #expect(harness.refreshRate == 120)
     }
 }
+
+@Suite("Status reasons")
+struct StatusReasonTests {
+    @Test("a pending change says when it will happen: next vsync, after the dwell, or after idle")
+    func pendingChangeReasons() throws {
+        var harness = Harness()
+        let link = try harness.register(80, 120, 120, entitled: true).link
+        #expect(harness.compositor.snapshot[0].reason.contains("moving to 120 Hz at the next vsync"))
+        try harness.run(seconds: 0.5)
+        _ = try harness.compositor.update(link: link, owner: harness.owner, range: try FrameRateRange(minimum: 30, maximum: 30, preferred: 30), at: harness.clock.now)
+        #expect(harness.compositor.snapshot[0].reason.contains("moving to 30 Hz after the decrease dwell"))
+        try harness.compositor.invalidate(link: link, owner: harness.owner, at: harness.clock.now)
+        #expect(harness.compositor.snapshot[0].reason.contains("moving to 10 Hz once the idle timeout and the decrease dwell pass"))
+    }
+}
