@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateProtocol
 
 /// A failed system call or setup step, with a message for people.
 struct BenchError: Error, CustomStringConvertible {
@@ -18,11 +19,7 @@ struct BenchError: Error, CustomStringConvertible {
 enum System {
     /// `CLOCK_MONOTONIC` now, nanoseconds: the clock of every tick timestamp.
     @inline(__always)
-    static func monotonicNanoseconds() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
+    static func monotonicNanoseconds() -> Int64 { MonotonicClock.nowNanoseconds }
 
     /// Sleeps until `deadline` (nanoseconds on `CLOCK_MONOTONIC`); returns at once if it has passed.
     static func sleep(untilNanoseconds deadline: Int64) {

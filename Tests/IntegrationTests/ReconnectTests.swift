@@ -64,7 +64,7 @@ struct ReconnectTests {
         let before = try await read(link.ticks) { $0.count == 5 }
 
         #expect(await first.stop() == 0)
-        let stoppedAt = monotonicNow()
+        let stoppedAt = MonotonicClock.now.seconds
         #expect(link.end == nil, "\(String(describing: link.end))")
         let second = try await Daemon.start(socket: first.socket)
         defer { second.kill() }
@@ -116,7 +116,7 @@ struct ReconnectTests {
         let link = try await connection.register(range: Self.fast, label: "paused", highFrameRate: true, tickBufferLimit: 4096)
         let before = try await read(link.ticks) { $0.count == 3 }
         try await link.pause()
-        let pausedAt = monotonicNow()
+        let pausedAt = MonotonicClock.now.seconds
 
         #expect(await first.stop() == 0)
         let second = try await Daemon.start(socket: first.socket)
@@ -127,7 +127,7 @@ struct ReconnectTests {
         #expect(restored.paused && restored.range == Self.fast && restored.label == "paused")
         try await waitUntil("the link's re-registration answer") { link.daemonID != nil }
 
-        let resumedAt = monotonicNow()
+        let resumedAt = MonotonicClock.now.seconds
         try await link.resume()
         let after = try await read(link.ticks) { ticks in ticks.filter { $0.timestamp > pausedAt }.count >= 5 }
         let ticks = before + after
@@ -157,7 +157,7 @@ struct ReconnectTests {
         _ = try await read(staying.ticks) { $0.count == 2 }
 
         #expect(await first.stop() == 0)
-        let stoppedAt = monotonicNow()
+        let stoppedAt = MonotonicClock.now.seconds
         let second = try await Daemon.start(socket: first.socket)  // one display only
         defer { second.kill() }
 

@@ -18,10 +18,3 @@ struct PrintedTick: Decodable {
         }
     }
 }
-
-/// `CLOCK_MONOTONIC` now, in seconds (the clock of every wire timestamp).
-func monotonicNow() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-}
