@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateProtocol
 import Logging
 import NIOCore
 import NIOPosix
@@ -44,19 +45,9 @@ final class Acceptor: Sendable {
     static func listen(path: String, backlog: Int32) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        guard let bound = UnixSocketAddress.withAddress(of: path, { bind(fd, $0, $1) }) else {
             close(fd)
             throw IOError(errnoCode: ENAMETOOLONG, reason: "socket path \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
             let error = IOError(errnoCode: errno, reason: "bind/listen on \(path)")

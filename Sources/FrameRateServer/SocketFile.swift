@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateProtocol
 
 /// The socket file on disk: checks for a live daemon before binding, removes
 /// a stale file left by a dead one, sets the mode after binding.
@@ -27,8 +28,8 @@ enum SocketFile {
     /// socket file; refuses to remove anything that is not a socket. Creates a missing
     /// parent directory (mode 0755).
     static func prepare(_ path: String) throws {
-        guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
-            throw Unusable(path: path, reason: "longer than the \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1)-byte limit of a Unix socket path")
+        guard path.utf8.count <= UnixSocketAddress.maximumPathLength else {
+            throw Unusable(path: path, reason: "longer than the \(UnixSocketAddress.maximumPathLength)-byte limit of a Unix socket path")
         }
         try createParentDirectory(of: path)
         var info = stat()
@@ -47,15 +48,7 @@ enum SocketFile {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        return result == 0
+        return UnixSocketAddress.withAddress(of: path) { connect(fd, $0, $1) } == 0
     }
 
     /// `chmod` after binding.
