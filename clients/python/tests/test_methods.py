@@ -12,6 +12,8 @@ import pytest
 import framerate
 from framerate.aio import FRAME_DONE, INVALIDATE, UPDATE
 
+from conftest import wait_until
+
 
 def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
@@ -138,7 +140,10 @@ def test_register_other_errors(make_daemon):
 
 
 def test_connection_limit_is_resource_exhausted(make_daemon):
-    daemon = make_daemon("--max-connections", "1")
+    daemon = make_daemon("--max-connections", "1", "--log-level", "debug")
+    # The readiness probe's connection holds the only slot until the daemon has seen it
+    # close; connecting before that would be refused. Wait for the daemon to say so.
+    wait_until(lambda: "client disconnected" in daemon.log_text(), 5, "the readiness probe to be released")
 
     async def main():
         async with framerate.connect(daemon.socket_path) as first:
