@@ -50,12 +50,22 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "CLinuxEpoll"
+            name: "CFrameRatePosix"
+        ),
+        .target(
+            name: "FrameRatePosix",
+            dependencies: [
+                "CFrameRatePosix",
+                "FrameRateProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
         ),
         .target(
             name: "FrameRateServer",
             dependencies: [
-                "CLinuxEpoll",
+                "FrameRatePosix",
                 "FrameRateModel",
                 "FrameRateProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),

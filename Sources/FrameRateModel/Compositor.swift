@@ -8,6 +8,8 @@
 public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     private var displays: [Display<C>]
     private var displayOfLink: [LinkID: Int] = [:]
+    /// Each owner's links, in registration order: the one map of who holds what.
+    private var linksOfOwner: [OwnerID: [LinkID]] = [:]
     private var lastLinkID: UInt64 = 0
 
     /// Builds a compositor whose displays' first vsync is at `start`.
@@ -50,6 +52,7 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         let link = LinkID(rawValue: lastLinkID)
         displays[index].add(link, owner: owner, configuration: configuration, at: now)
         displayOfLink[link] = index
+        linksOfOwner[owner, default: []].append(link)
         return displays[index].status(of: link)!
     }
 
@@ -67,6 +70,8 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         let index = try index(of: link, owner: owner)
         displays[index].remove(link, at: now)
         displayOfLink[link] = nil
+        linksOfOwner[owner]?.removeAll { $0 == link }
+        if linksOfOwner[owner]?.isEmpty == true { linksOfOwner[owner] = nil }
     }
 
     /// Removes every link `owner` holds (its connection closed), re-arbitrating each display once.
@@ -77,6 +82,7 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
             removed += displays[index].removeAll(of: owner, at: now)
         }
         for link in removed { displayOfLink[link] = nil }
+        linksOfOwner[owner] = nil
         return removed
     }
 
@@ -115,6 +121,14 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         displays[try index(of: display)].links.count
     }
 
+    /// The links `owner` holds, each with its display, in registration order.
+    public func links(of owner: OwnerID) -> [(link: LinkID, display: DisplayID)] {
+        (linksOfOwner[owner] ?? []).compactMap { link in displayOfLink[link].map { (link, displays[$0].id) } }
+    }
+
+    /// How many links `owner` holds.
+    public func linkCount(of owner: OwnerID) -> Int { linksOfOwner[owner]?.count ?? 0 }
+
     /// The display a link is on, if the link exists.
     public func display(of link: LinkID) -> DisplayID? {
         displayOfLink[link].map { displays[$0].id }
@@ -123,6 +137,13 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// When `display`'s next vsync is due: the driver's next wake-up.
     public func nextVsync(of display: DisplayID) throws(CompositorError) -> C.Instant {
         displays[try index(of: display)].nextVsync
+    }
+
+    /// The first vsync of `display` from ``nextVsync(of:)`` on at which a link ticks or the
+    /// rate changes; `nil` when none will until the links or caps change. A driver that
+    /// sleeps until then instead of waking every vsync delivers exactly the same ticks.
+    public func nextEventfulVsync(of display: DisplayID) throws(CompositorError) -> C.Instant? {
+        displays[try index(of: display)].nextEventfulVsync
     }
 
     /// Processes `display`'s vsync due at or before `now`: applies a due rate change

@@ -59,12 +59,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     mutating func add(_ id: LinkID, owner: OwnerID, configuration: DisplayLinkConfiguration, at now: C.Instant) {
+        catchUp(to: now)
         positions[id] = links.count
         links.append(Link(id: id, owner: owner, configuration: configuration, pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate))))
         rearbitrate(at: now)
     }
 
     mutating func update(_ id: LinkID, range: FrameRateRange?, paused: Bool?, at now: C.Instant) {
+        catchUp(to: now)
         guard let position = positions[id] else { return }
         var link = links[position]
         let wasPaused = link.configuration.isPaused
@@ -77,6 +79,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     mutating func remove(_ id: LinkID, at now: C.Instant) {
+        catchUp(to: now)
         guard let position = positions.removeValue(forKey: id) else { return }
         links.remove(at: position)
         for index in position..<links.count { positions[links[index].id] = index }
@@ -85,6 +88,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Removes every link of `owner` with one re-arbitration.
     mutating func removeAll(of owner: OwnerID, at now: C.Instant) -> [LinkID] {
+        catchUp(to: now)
         guard let first = links.firstIndex(where: { $0.owner == owner }) else { return [] }
         var removed: [LinkID] = []
         for link in links[first...] where link.owner == owner {
@@ -99,6 +103,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     mutating func setCaps(_ caps: DisplayCaps, at now: C.Instant) {
+        catchUp(to: now)
         self.caps = caps
         recomputeCadences()
         rearbitrate(at: now)
@@ -109,6 +114,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         guard links[position].pacer.frameDone(sequence: sequence) else {
             throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: links[position].pacer.lastDelivered)
         }
+    }
+
+    /// A driver that sleeps while nothing is due leaves the timeline behind `now`; before a
+    /// change at `now`, move it up, so that a link joining now ticks at the next vsync after
+    /// now, not at one already past. (Not when something is due at or before `now`: the
+    /// driver is about to process that vsync.)
+    private mutating func catchUp(to now: C.Instant) {
+        if nextEventfulVsync.map({ $0 > now }) ?? true { timeline.skipIdle(to: now) }
     }
 
     private mutating func rearbitrate(at now: C.Instant) {
@@ -137,6 +150,29 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The next vsync instant: when the driver should call ``vsync(at:canDeliver:)``.
     var nextVsync: C.Instant { timeline.next.instant }
+
+    /// The first vsync from ``nextVsync`` on at which something happens: an unpaused link's
+    /// interval starts, or the governor applies a rate change. `nil` when nothing will
+    /// until a link or the caps change: the driver then need not wake for this display.
+    /// Skipping the vsyncs before it is exact: at them no link ticks and the rate holds.
+    var nextEventfulVsync: C.Instant? {
+        let next = timeline.next
+        var earliest: UInt64?
+        if let target = governor.target, !FrameRateMath.equal(target.refreshRate, refreshRate) {
+            if target.refreshRate > refreshRate {
+                earliest = next.index
+            } else if let deadline = governor.pendingDecreaseDeadline {
+                earliest = timeline.firstVsync(atOrAfter: deadline).index
+            }
+        }
+        for index in links.indices where !links[index].configuration.isPaused {
+            let divisor = UInt64(links[index].pacer.cadence.divisor)
+            let due = (next.index + divisor - 1) / divisor * divisor
+            if earliest == nil || due < earliest! { earliest = due }
+            if due == next.index { break }
+        }
+        return earliest.map { timeline.vsync(index: $0).instant }
+    }
 
     /// Processes the vsync due at or before `now`.
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {

@@ -37,9 +37,24 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
     /// The vsync after the last one handed out: when to wake up next.
     public var next: Vsync { vsync(index: last.index + 1) }
 
-    /// The vsync with `index` on the current grid.
-    private func vsync(index: UInt64) -> Vsync {
+    /// The vsync with `index` on the current grid (`index` at or after the anchor's).
+    public func vsync(index: UInt64) -> Vsync {
         Vsync(index: index, instant: anchor.instant.advanced(by: period * Int(index - anchor.index)))
+    }
+
+    /// The first vsync of the current grid at or after `instant`, and not before ``next``.
+    public func firstVsync(atOrAfter instant: Instant) -> Vsync {
+        let elapsed = anchor.instant.duration(to: instant)
+        guard elapsed > .zero else { return next }
+        let periods = (elapsed / period).rounded(.up)
+        // Far beyond any real deadline (more vsyncs than an Int holds): never.
+        guard periods < Double(Int.max / 2) else { return vsync(index: UInt64.max / 2) }
+        var candidate = vsync(index: anchor.index + UInt64(periods))
+        // Division rounding: step back if the previous vsync is already at or after `instant`.
+        if candidate.index > anchor.index, vsync(index: candidate.index - 1).instant >= instant {
+            candidate = vsync(index: candidate.index - 1)
+        }
+        return candidate.index < next.index ? next : candidate
     }
 
     /// Moves to the latest vsync at or before `now` (at least one past the last),
@@ -52,6 +67,20 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
         let missed = index - last.index - 1
         last = vsync(index: index)
         return (last, missed)
+    }
+
+    /// Moves ``last`` to the latest vsync at or before `now` without reporting it: for a
+    /// driver that did not wake for vsyncs at which nothing happened, so that the next
+    /// vsync is after `now` again. Never moves backwards.
+    public mutating func skipIdle(to now: Instant) {
+        let elapsed = anchor.instant.duration(to: now)
+        guard elapsed >= .zero else { return }
+        let periods = (elapsed / period).rounded(.down)
+        guard periods < Double(Int.max / 2) else { return }
+        var index = anchor.index + UInt64(periods)
+        // Division rounding: the vsync after `index` may already be at `now`.
+        if vsync(index: index + 1).instant <= now { index += 1 }
+        if index > last.index { last = vsync(index: index) }
     }
 
     /// Changes the refresh rate from the last vsync on: the new grid starts at that vsync.

@@ -1,6 +1,7 @@
 import FrameRateModel
 import FrameRateProtocol
 import Logging
+import FrameRatePosix
 import NIOCore
 
 extension CompositorCore {
@@ -59,23 +60,21 @@ extension CompositorCore {
     private func register(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try RegisterRequest(params: params)
         let limit = configuration.limits.linksPerConnection
-        guard session.links.count < limit else {
+        guard shared.read({ $0.compositor.linkCount(of: session.owner) }) < limit else {
             throw .status(
                 .resourceExhausted,
                 "this connection already holds \(limit) links (the limit); invalidate one or open another connection"
             )
         }
+        let at = now()
+        let configuration = DisplayLinkConfiguration(
+            range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label
+        )
         let status = try mapped { () throws(CompositorError) in
-            try compositor.register(
-                owner: session.owner, display: request.display,
-                configuration: DisplayLinkConfiguration(
-                    range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate,
-                    label: request.label
-                ),
-                at: MonotonicClock.now
-            )
+            try shared.change { (state) throws(CompositorError) in
+                try state.compositor.register(owner: session.owner, display: request.display, configuration: configuration, at: at)
+            }
         }
-        session.links[status.link] = status.display
         logger.info(
             "link \(status.link.rawValue) registered \(request.range) on display \(status.display.rawValue)",
             metadata: peerMetadata(session.peer).merging([
@@ -91,8 +90,11 @@ extension CompositorCore {
 
     private func update(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try UpdateRequest(params: params)
+        let at = now()
         let status = try mapped { () throws(CompositorError) in
-            try compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: MonotonicClock.now)
+            try shared.change { (state) throws(CompositorError) in
+                try state.compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: at)
+            }
         }
         logger.debug(
             "link \(request.link.rawValue) updated",
@@ -104,8 +106,14 @@ extension CompositorCore {
 
     private func invalidate(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try LinkRequest(params: params)
-        try mapped { () throws(CompositorError) in try compositor.invalidate(link: request.link, owner: session.owner, at: MonotonicClock.now) }
-        let display = session.links.removeValue(forKey: request.link) ?? compositor.displayIDs[0]
+        let at = now()
+        let display = try mapped { () throws(CompositorError) in
+            try shared.change { (state) throws(CompositorError) -> DisplayID in
+                let display = state.compositor.display(of: request.link)
+                try state.compositor.invalidate(link: request.link, owner: session.owner, at: at)
+                return display ?? state.compositor.displayIDs[0]
+            }
+        }
         logRelease(request.link, session: session, reason: "invalidated")
         emit(.linkRemoved(display: display, link: request.link, reason: "invalidated"))
         publishStatus()
@@ -114,7 +122,12 @@ extension CompositorCore {
 
     private func frameDone(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try FrameDoneRequest(params: params)
-        try mapped { () throws(CompositorError) in try compositor.frameDone(link: request.link, owner: session.owner, sequence: request.sequence) }
+        // Pacing only: nothing GetState shows changes and no deadline moves, so no wake-up.
+        try mapped { () throws(CompositorError) in
+            try shared.update { (state) throws(CompositorError) in
+                try state.compositor.frameDone(link: request.link, owner: session.owner, sequence: request.sequence)
+            }
+        }
         return .object([:])
     }
 
@@ -126,8 +139,11 @@ extension CompositorCore {
     private func setCaps(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try SetCapsRequest(params: params)
         try authorizeAdmin(session, action: "change caps")
+        let at = now()
         let changed = try mapped { () throws(CompositorError) in
-            try compositor.setCaps(display: request.display, at: MonotonicClock.now) { request.apply(to: &$0) }
+            try shared.change { (state) throws(CompositorError) in
+                try state.compositor.setCaps(display: request.display, at: at) { request.apply(to: &$0) }
+            }
         }
         for (display, caps) in changed {
             logger.notice(
@@ -141,6 +157,13 @@ extension CompositorCore {
 
     private func watch(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         _ = try ParamReader(params, allowed: [])
+        let limit = configuration.limits.watchesPerConnection
+        guard session.watches.count < limit else {
+            throw .status(
+                .resourceExhausted,
+                "this connection already holds \(limit) watches (the limit); one watch sees every event, so unwatch one first"
+            )
+        }
         lastWatch += 1
         session.watches.insert(lastWatch)
         watchers[lastWatch] = session
@@ -178,18 +201,26 @@ extension CompositorCore {
         )
     }
 
-    /// The full state, with each link's holder.
+    /// The full state, with each link's holder. Built at most once per model generation:
+    /// a flood of GetState between two changes costs one snapshot, not one per request.
     func currentState() -> CompositorState {
-        CompositorState(
-            displays: compositor.snapshot.map { snapshot in
+        let (generation, snapshot) = shared.read { state -> (UInt64, [DisplaySnapshot]?) in
+            if let cache = stateCache, cache.generation == state.generation { return (state.generation, nil) }
+            return (state.generation, state.compositor.snapshot)
+        }
+        guard let snapshot else { return stateCache!.state }
+        let state = CompositorState(
+            displays: snapshot.map { snapshot in
                 DisplayState(snapshot) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
             }
         )
+        stateCache = (generation, state)
+        return state
     }
 
     /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
     func linkState(_ link: LinkID) -> LinkState? {
-        guard !watchers.isEmpty, let snapshot = compositor.snapshot(of: link) else { return nil }
+        guard !watchers.isEmpty, let snapshot = shared.read({ $0.compositor.snapshot(of: link) }) else { return nil }
         return LinkState(snapshot, peer: sessions[snapshot.owner]?.peer.identity ?? PeerCredentials.unknown.identity)
     }
 

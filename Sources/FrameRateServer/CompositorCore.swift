@@ -4,35 +4,30 @@ import Glibc
 import Musl
 #endif
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 import Logging
 import NIOCore
 
-/// The daemon's state and behaviour, confined to one event loop: the model,
-/// every session, watches, the vsync timers and the tick fan-out.
+/// The control plane: every session, watch and request, confined to one NIO event loop.
 ///
-/// Everything here runs on ``eventLoop``: requests are handled synchronously
-/// as their lines arrive (each is a few microseconds of pure model work), and
-/// ticks are written from the vsync timer. Nothing is shared across threads,
-/// so there are no locks. The `ServiceGroup` (async) starts and stops it.
+/// Model work goes through ``SharedModel``'s lock (microseconds per request); everything
+/// else a request costs (parsing, encoding replies, logging, events to watchers) runs here,
+/// outside the lock, where it can delay other control requests but never a tick: ticks
+/// are written by the tick plane (``TickEngine``) on threads of their own.
 final class CompositorCore {
     enum Lifecycle { case running, stopping }
 
     let eventLoop: any EventLoop
     private(set) var configuration: ServerConfiguration
     var logger: Logger
-    var compositor: Compositor<MonotonicClock>
-    var sessions = SessionTable()
-    /// Connections above their outbound high-water mark; almost always empty, so the
-    /// vsync's per-link "can deliver" test is one `isEmpty` check.
-    var unwritableOwners: Set<OwnerID> = []
-    /// The scratch buffer single-link connections' tick lines are encoded into (reused).
-    var fanOutLine: ByteBuffer?
-    /// Whether a request waits on some connection (for a long fan-out to yield to).
-    let inputMonitor = InputMonitor()
+    /// The model, the fan-out driver and the writers, shared with the tick plane.
+    let shared: SharedModel
+    /// Reads the daemon's clock (`CLOCK_MONOTONIC`; a stepped clock in tests): the one
+    /// place the control plane learns the time.
+    let now: @Sendable () -> MonotonicClock.Instant
+    var sessions = OwnerTable<Session>()
     var watchers: [UInt64: Session] = [:]
-    /// Each display's next vsync, or the rest of its current fan-out.
-    var vsyncTimers: [DisplayID: Scheduled<Void>] = [:]
     var lifecycle = Lifecycle.running
     /// The admin group's id, resolved at start and on reload.
     var adminGroupID: UInt32?
@@ -41,22 +36,36 @@ final class CompositorCore {
     let rpcConfiguration: JSONRPCInbound.Configuration
     /// Called with a one-line summary whenever it changes (the systemd status line).
     var statusObserver: ((String) -> Void)?
-    /// Called once per processed vsync (the systemd watchdog rides on it).
-    var vsyncObserver: (() -> Void)?
+    /// The latest encoded `GetState` result and the model generation it shows.
+    var stateCache: (generation: UInt64, state: CompositorState)?
 
-    init(configuration: ServerConfiguration, eventLoop: any EventLoop, logger: Logger) {
+    init(
+        configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
+        now: @escaping @Sendable () -> MonotonicClock.Instant
+    ) {
         self.configuration = configuration
         self.eventLoop = eventLoop
         self.logger = logger
-        self.compositor = Compositor(displays: configuration.displays, governor: configuration.governor, start: MonotonicClock.now)
+        self.shared = shared
+        self.now = now
         self.rpcConfiguration = JSONRPCInbound.Configuration(maximumBatchSize: configuration.limits.batchSize)
         self.adminGroupID = GroupDirectory.groupID(named: configuration.adminGroup)
     }
 
-    /// Starts every display's vsync timer.
+    /// The model state the daemon starts with: displays whose first vsync is `start`.
+    static func initialState(configuration: ServerConfiguration, start: MonotonicClock.Instant, watchdogInterval: Duration?) -> DaemonState {
+        DaemonState(
+            compositor: Compositor(displays: configuration.displays, governor: configuration.governor, start: start),
+            driver: FanOutDriver(
+                settings: .init(unwritableTimeout: configuration.limits.unwritableTimeout, watchdogInterval: watchdogInterval),
+                start: start
+            )
+        )
+    }
+
+    /// Logs what start-up needs to say, publishes the first status.
     func start() {
         eventLoop.preconditionInEventLoop()
-        for display in compositor.displayIDs { scheduleVsync(of: display) }
         if adminGroupID == nil {
             logger.notice(
                 "admin group '\(configuration.adminGroup)' does not exist: only root and the daemon's own user may change caps",
@@ -82,8 +91,9 @@ final class CompositorCore {
 
     // MARK: Sessions
 
-    /// A new connection from `peer`; `nil` when refused (connection limit, or stopping).
-    func open(peer: PeerCredentials, context: ChannelHandlerContext, descriptor: Int32? = nil) -> Session? {
+    /// A new connection from `peer`, written through `destination`; `nil` when refused
+    /// (connection limit, or stopping): the refusal is sent and the connection closed.
+    func open(peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination) -> Session? {
         guard lifecycle == .running, sessions.count < configuration.limits.connections else {
             let message =
                 lifecycle == .running
@@ -96,38 +106,58 @@ final class CompositorCore {
             JSONRPCOutboundMessage.response(
                 id: nil, result: .failure(.status(lifecycle == .running ? .resourceExhausted : .unavailable, message))
             ).writeLine(into: &buffer)
-            context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            let writer = SocketWriter(destination: destination, highWater: configuration.limits.outboundHighWater)
+            writer.write(buffer)
+            writer.close()
+            context.close(promise: nil)
             return nil
         }
-        let session = Session(owner: sessions.nextOwner(), peer: peer, context: context, descriptor: descriptor)
-        sessions[session.owner] = session
-        if let descriptor { inputMonitor?.watch(descriptor) }
+        let owner = sessions.nextOwner()
+        let writer = SocketWriter(
+            destination: destination, highWater: configuration.limits.outboundHighWater,
+            shard: Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF), observer: writerObserver(of: owner)
+        )
+        let session = Session(owner: owner, peer: peer, context: context, writer: writer)
+        sessions[owner] = session
+        shared.update { $0.writers[owner] = writer }
         logger.debug("client connected", metadata: peerMetadata(peer))
         publishStatus()
         return session
     }
 
+    /// How a connection's writer reports to the tick plane (flush when writable, the
+    /// unwritable set) and to the control loop (pause or resume reading requests).
+    private func writerObserver(of owner: OwnerID) -> SocketWriter.Observer {
+        let shared = self.shared
+        let now = self.now
+        let loop = NIOLoopBound(self, eventLoop: eventLoop)
+        return SocketWriter.Observer(
+            writabilityChanged: { writable in
+                shared.change { $0.driver.writabilityChanged(of: owner, writable: writable, at: now()) }
+                loop.eventLoop.execute { loop.value.writabilityChanged(owner: owner, writable: writable) }
+            },
+            needsFlush: { descriptor in shared.waiter.watchWritable(descriptor, token: owner.rawValue) },
+            closing: { descriptor in shared.waiter.unwatch(descriptor) }
+        )
+    }
+
     /// The connection closed (for any reason): its links and watches go, the display re-arbitrates now.
     func close(_ session: Session) {
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
-        session.isClosed = true
-        unwritableOwners.remove(session.owner)
-        session.unwritableDeadline?.cancel()
         for watch in session.watches { watchers[watch] = nil }
-        let removed = compositor.removeLinks(of: session.owner, at: MonotonicClock.now)
-        for link in removed {
-            logRelease(link, session: session, reason: "connection closed")
+        let at = now()
+        let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
+            let links = state.compositor.links(of: session.owner)
+            _ = state.compositor.removeLinks(of: session.owner, at: at)
+            state.writers[session.owner] = nil
+            state.driver.closed(session.owner)
+            return links
         }
-        for link in removed {
-            emit(.linkRemoved(display: session.links[link] ?? compositor.displayIDs[0], link: link, reason: "connection closed"))
-        }
+        session.writer.close()
+        for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
+        for (link, display) in removed { emit(.linkRemoved(display: display, link: link, reason: "connection closed")) }
         logger.debug("client disconnected", metadata: peerMetadata(session.peer))
         publishStatus()
-    }
-
-    /// The peer shut down its sending side: nothing more will be read from it.
-    func inputClosed(_ session: Session) {
-        if let descriptor = session.descriptor { inputMonitor?.unwatch(descriptor) }
     }
 
     func connectionError(_ error: any Error, session: Session?) {
@@ -141,32 +171,21 @@ final class CompositorCore {
         )
     }
 
-    /// Writability changed: update the unwritable set, start or cancel the unwritable-too-long timer.
-    func writabilityChanged(_ session: Session) {
-        _ = session.refreshWritability()
-        if session.isWritable {
-            unwritableOwners.remove(session.owner)
-        } else if sessions[session.owner] != nil {
-            unwritableOwners.insert(session.owner)
-        }
-        if session.isWritable {
-            session.unwritableDeadline?.cancel()
-            session.unwritableDeadline = nil
-            return
-        }
-        guard session.unwritableDeadline == nil else { return }
-        let timeout = configuration.limits.unwritableTimeout
-        session.unwritableDeadline = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(WireTime.nanoseconds(of: timeout))) {
-            // The session is captured strongly (close cancels this task): a weak reference
-            // would move its reference count to a side table, slowing the tick path.
-            [weak self] in
-            guard let self, self.sessions[session.owner] === session, !session.context.channel.isWritable else { return }
-            self.logger.warning(
-                "disconnecting a client that has not read for \(timeout): its ticks were being dropped",
-                metadata: self.peerMetadata(session.peer).merging(["event": "client-disconnected-unwritable"]) { $1 }
-            )
-            session.context.close(promise: nil)
-        }
+    /// A writer crossed its high-water mark or drained (reported by the writer, hopped here).
+    func writabilityChanged(owner: OwnerID, writable: Bool) {
+        guard let session = sessions[owner] else { return }
+        session.isWritable = writable
+        if writable { session.resume?() }
+    }
+
+    /// The tick plane gave up on a connection that stopped reading.
+    func disconnectUnwritable(owner: OwnerID) {
+        guard let session = sessions[owner] else { return }
+        logger.warning(
+            "disconnecting a client that has not read for \(configuration.limits.unwritableTimeout): its ticks were being dropped",
+            metadata: peerMetadata(session.peer).merging(["event": "client-disconnected-unwritable"]) { $1 }
+        )
+        session.context.close(promise: nil)
     }
 
     // MARK: Status
@@ -175,10 +194,12 @@ final class CompositorCore {
     var statusLine: String {
         // Rates and counts only: this runs on every Register and close, so it must not
         // build a snapshot of every link.
-        let displays = compositor.displayIDs.map { id in
-            let rate = (try? compositor.refreshRate(of: id)) ?? 0
-            let count = (try? compositor.linkCount(of: id)) ?? 0
-            return "display \(id.rawValue): \(FrameRateMath.format(rate)) Hz (\(count) link\(count == 1 ? "" : "s"))"
+        let displays = shared.read { state in
+            state.compositor.displayIDs.map { id in
+                let rate = (try? state.compositor.refreshRate(of: id)) ?? 0
+                let count = (try? state.compositor.linkCount(of: id)) ?? 0
+                return "display \(id.rawValue): \(FrameRateMath.format(rate)) Hz (\(count) link\(count == 1 ? "" : "s"))"
+            }
         }
         return displays.joined(separator: ", ") + "; \(sessions.count) client\(sessions.count == 1 ? "" : "s")"
     }

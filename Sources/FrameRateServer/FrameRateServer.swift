@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 public import Logging
 public import NIOCore
@@ -11,20 +12,27 @@ import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
-/// The framerated daemon as a swift-service-lifecycle `Service`: binds (or
-/// adopts) the Unix socket, runs the compositor on one event loop, and on
-/// graceful shutdown stops accepting, sends `Closed` (`UNAVAILABLE`) for every
-/// link, flushes, closes every connection and removes the socket file.
+/// The framerated daemon as a swift-service-lifecycle `Service`: binds (or adopts) the
+/// Unix socket, runs the control plane on one NIO event loop and the tick plane on threads
+/// of its own, and on graceful shutdown stops accepting, stops the ticks, sends `Closed`
+/// (`UNAVAILABLE`) for every link, closes every connection and removes the socket file.
+///
+/// Threads: the acceptor (one), the control loop (one NIO event loop: reads, requests,
+/// replies, events), the tick plane (``ServerConfiguration/fanOutThreads``: a leader that
+/// sleeps until the next due vsync, plus helpers that share the sends).
 public final class FrameRateServer: Service, Sendable {
-    /// Callbacks for the process around the server (systemd notify, watchdog). All
-    /// are called on the compositor's event loop and must not block.
+    /// Callbacks for the process around the server (systemd notify, watchdog). `ready`,
+    /// `status` and `stopping` are called on the control loop, `watchdog` on the tick
+    /// plane's leader thread; none may block.
     public struct Hooks: Sendable {
         /// The socket accepts connections (systemd: `READY=1`).
         public var ready: @Sendable (_ socketPath: String?) -> Void
         /// The one-line status summary changed (systemd: `STATUS=`).
         public var status: @Sendable (_ line: String) -> Void
-        /// A vsync was processed: the loop is alive (systemd watchdog).
-        public var vsync: @Sendable () -> Void
+        /// How often the tick plane must prove it is alive; `nil`: no watchdog.
+        public var watchdogInterval: Duration?
+        /// The tick plane is alive (systemd: `WATCHDOG=1`), every ``watchdogInterval``.
+        public var watchdog: @Sendable () -> Void
         /// Shutdown began (systemd: `STOPPING=1`).
         public var stopping: @Sendable () -> Void
 
@@ -32,12 +40,14 @@ public final class FrameRateServer: Service, Sendable {
         public init(
             ready: @escaping @Sendable (String?) -> Void = { _ in },
             status: @escaping @Sendable (String) -> Void = { _ in },
-            vsync: @escaping @Sendable () -> Void = {},
+            watchdogInterval: Duration? = nil,
+            watchdog: @escaping @Sendable () -> Void = {},
             stopping: @escaping @Sendable () -> Void = {}
         ) {
             self.ready = ready
             self.status = status
-            self.vsync = vsync
+            self.watchdogInterval = watchdogInterval
+            self.watchdog = watchdog
             self.stopping = stopping
         }
     }
@@ -49,7 +59,7 @@ public final class FrameRateServer: Service, Sendable {
     /// The running core, once `run` has built it; reached only on `eventLoop`.
     private let core = Mutex<NIOLoopBound<CompositorCore>?>(nil)
 
-    /// Builds a server; `eventLoop` defaults to a loop of NIO's singleton group.
+    /// Builds a server; `eventLoop` (the control loop) defaults to a loop of NIO's singleton group.
     public init(configuration: ServerConfiguration, logger: Logger, eventLoop: (any EventLoop)? = nil, hooks: Hooks = Hooks()) {
         self.configuration = configuration
         self.logger = logger
@@ -69,16 +79,27 @@ public final class FrameRateServer: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let hooks = self.hooks
+        let now: @Sendable () -> MonotonicClock.Instant = { MonotonicClock.now }
+
+        let shared = SharedModel(
+            CompositorCore.initialState(configuration: configuration, start: now(), watchdogInterval: hooks.watchdogInterval),
+            waiter: try EventWaiter()
+        )
         let bound = try await eventLoop.submit {
-            let core = CompositorCore(configuration: configuration, eventLoop: eventLoop, logger: logger)
+            let core = CompositorCore(configuration: configuration, shared: shared, eventLoop: eventLoop, logger: logger, now: now)
             core.statusObserver = hooks.status
-            core.vsyncObserver = hooks.vsync
             return NIOLoopBound(core, eventLoop: eventLoop)
         }.get()
         core.withLock { $0 = bound }
+        let engine = try TickEngine(
+            shared: shared, workers: configuration.fanOutThreads,
+            events: TickEngine.Events(
+                rateChanged: { display, change in eventLoop.execute { bound.value.refreshRateChanged(display: display, change: change) } },
+                disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
+                watchdog: hooks.watchdog
+            )
+        )
 
-        let lineLength = configuration.limits.lineLength
-        let highWater = configuration.limits.outboundHighWater
         let listener: Int32
         let boundPath: String?
         switch configuration.listener {
@@ -91,42 +112,56 @@ public final class FrameRateServer: Service, Sendable {
             listener = descriptor
             boundPath = nil
         }
-        let acceptor = try Acceptor(listener: listener, logger: logger)
+        var refusal = ByteBuffer()
+        JSONRPCOutboundMessage.response(
+            id: nil,
+            result: .failure(.status(.resourceExhausted, "framerated has no file descriptor left for another connection; try again later"))
+        ).writeLine(into: &refusal)
+        let acceptor = try Acceptor(listener: listener, refusal: Array(refusal.readableBytesView), logger: logger)
         let socketPath: String? =
             switch configuration.listener {
             case .path(let path): path
             case .inherited(_, let path): path
             }
 
+        let tickThread = try OSThread.spawn(name: "fanout-0") { engine.run(now: now) }
         try await eventLoop.submit {
             bound.value.start()
             let displays = configuration.displays.map { "display \($0.id.rawValue) \($0.profile.description)" }
             bound.value.logger.notice(
-                "daemon started on \(socketPath ?? "an inherited socket"): \(displays.joined(separator: "; "))",
+                "daemon started on \(socketPath ?? "an inherited socket"): \(displays.joined(separator: "; ")); \(engine.workerCount) fan-out thread(s)",
                 metadata: ["event": "daemon-started", "socket": "\(socketPath ?? "inherited")", "pid": "\(getpid())"]
             )
             hooks.ready(socketPath)
         }.get()
 
+        let lineLength = configuration.limits.lineLength
         let threads = NIOThreadPool(numberOfThreads: 1)
         threads.start()
         let accepting = threads.runIfActive(eventLoop: eventLoop) {
             acceptor.run { descriptor, peer in
-                // Accepted by the Acceptor (which keeps the descriptor for the tick fan-out),
-                // handed to NIO with the options a ServerBootstrap's children had.
+                // The writer keeps `descriptor` (see SocketWriter: it must outlive NIO's
+                // copy); NIO reads from a duplicate and closes that one itself.
+                guard let nioDescriptor = try? SystemCall.duplicate(descriptor) else {
+                    logger.error("cannot serve an accepted connection: no descriptor for a duplicate")
+                    SystemCall.close(descriptor)
+                    return
+                }
                 ClientBootstrap(group: eventLoop)
-                    .channelOption(.writeBufferWaterMark, value: .init(low: highWater / 2, high: highWater))
                     .channelOption(.allowRemoteHalfClosure, value: true)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandlers(
                                 ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
-                                SessionHandler(core: bound.value, peer: peer, descriptor: descriptor)
+                                SessionHandler(core: bound.value, peer: peer, destination: { _ in .socket(descriptor) })
                             )
                         }
                     }
-                    .withConnectedSocket(descriptor)
-                    .whenFailure { error in logger.error("cannot serve an accepted connection: \(error)") }
+                    .withConnectedSocket(nioDescriptor)
+                    .whenFailure { error in
+                        logger.error("cannot serve an accepted connection: \(error)")
+                        SystemCall.close(descriptor)
+                    }
             }
         }
 
@@ -137,6 +172,8 @@ public final class FrameRateServer: Service, Sendable {
             acceptor.stop()
         }
         try? await threads.shutdownGracefully()
+        engine.stop()
+        tickThread.join()
         try await eventLoop.flatSubmit { bound.value.shutdown() }.get()
         if let boundPath { SocketFile.remove(boundPath) }
         core.withLock { $0 = nil }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 public import FrameRateModel
 public import FrameRateProtocol
 
@@ -24,6 +29,15 @@ public struct ServerConfiguration: Sendable {
     public var adminGroup: String
     /// File mode of a socket the daemon binds itself: `0o666` lets every local user register links.
     public var socketMode: UInt32
+    /// Threads writing ticks (the tick plane's leader plus helpers). Default: ``defaultFanOutThreads``.
+    public var fanOutThreads: Int
+
+    /// Half the online CPUs (at least 1, at most 8): the other half is left to the clients
+    /// the ticks go to and to the control loop.
+    public static var defaultFanOutThreads: Int {
+        let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return max(1, min(8, online / 2))
+    }
 
     /// Builds a configuration; defaults: one `promotion-phone` display, 1 s idle timeout,
     /// 250 ms dwell, default limits, admin group `framerated-admin`, socket mode 0666.
@@ -33,8 +47,10 @@ public struct ServerConfiguration: Sendable {
         governor: RefreshRateGovernor<MonotonicClock>.Settings = .init(),
         limits: Limits = Limits(),
         adminGroup: String = "framerated-admin",
-        socketMode: UInt32 = 0o666
+        socketMode: UInt32 = 0o666,
+        fanOutThreads: Int = ServerConfiguration.defaultFanOutThreads
     ) {
+        self.fanOutThreads = max(1, fanOutThreads)
         self.listener = listener
         self.displays = displays
         self.governor = governor
@@ -50,6 +66,11 @@ public struct ServerConfiguration: Sendable {
         public var linksPerConnection: Int
         /// Connections open at once. Default 4096.
         public var connections: Int
+        /// Watches one connection may hold (one sees every event). Default 16.
+        public var watchesPerConnection: Int
+        /// Requests one connection may have handled per turn of the control loop before
+        /// other connections are served. Default 16.
+        public var requestsPerTurn: Int
         /// Requests in one JSON-RPC batch. Default 128.
         public var batchSize: Int
         /// Longest accepted line, bytes. Default 1 MiB.
@@ -64,9 +85,12 @@ public struct ServerConfiguration: Sendable {
         /// Builds limits; see each property for its default.
         public init(
             linksPerConnection: Int = 64, connections: Int = 4096, batchSize: Int = 128, lineLength: Int = 1 << 20,
-            unwritableTimeout: Duration = .seconds(5), outboundHighWater: Int = 64 * 1024
+            unwritableTimeout: Duration = .seconds(5), outboundHighWater: Int = 64 * 1024,
+            watchesPerConnection: Int = 16, requestsPerTurn: Int = 16
         ) {
             self.linksPerConnection = linksPerConnection
+            self.watchesPerConnection = watchesPerConnection
+            self.requestsPerTurn = requestsPerTurn
             self.connections = connections
             self.batchSize = batchSize
             self.lineLength = lineLength

@@ -1,75 +1,145 @@
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 import NIOCore
 
-/// The per-connection channel handler: hands each framed line to the core,
-/// writes the reply, and reports writability and closure. Runs on the
-/// compositor's event loop, like the core itself.
-final class SessionHandler: ChannelInboundHandler {
+/// The per-connection channel handler on the control loop: queues each framed line,
+/// handles a bounded number per turn of the loop, and stops reading while the connection
+/// does not read its replies.
+///
+/// The bounds, which keep one connection from monopolising the control loop:
+/// - at most ``ServerConfiguration/Limits/requestsPerTurn`` lines are handled before the
+///   loop serves other connections; the rest wait ``continuationDelay`` (NIO runs every
+///   due task before it polls again, so a continuation due at once would starve the
+///   other connections' reads);
+/// - while the connection's writer is above its high-water mark (the client is not
+///   reading), no request is handled and nothing more is read: the kernel's socket
+///   buffer, then the client's own `send`, absorb the flood;
+/// - reads are paused while lines are queued, so the queue holds at most one read's worth.
+final class SessionHandler: ChannelDuplexHandler {
     typealias InboundIn = NDJSONFrame
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+
+    /// How long queued requests wait so that other connections are read first.
+    static let continuationDelay = TimeAmount.microseconds(50)
 
     private let core: CompositorCore
     private let peer: PeerCredentials
-    /// The connection's socket, when the daemon accepted it itself (see ``Session/descriptor``).
-    private let descriptor: Int32?
+    private let destination: @Sendable (ChannelHandlerContext) -> SocketWriter.Destination
     private var session: Session?
-    /// Set once an oversized line was answered: nothing more is read from this connection.
+    /// Lines read and not yet handled.
+    private var queue = CircularBuffer<NDJSONFrame>(initialCapacity: 4)
+    /// A read NIO asked for while paused; issued on resume.
+    private var readWanted = false
+    private var continuationScheduled = false
+    /// The peer shut its sending side: once the queue is handled, close if it holds nothing.
+    private var inputClosed = false
+    /// Set once an oversized line was answered: nothing more is handled.
     private var closing = false
 
-    init(core: CompositorCore, peer: PeerCredentials, descriptor: Int32? = nil) {
+    /// - Parameter destination: where the connection's bytes go (its socket; a channel sink in tests).
+    init(core: CompositorCore, peer: PeerCredentials, destination: @escaping @Sendable (ChannelHandlerContext) -> SocketWriter.Destination) {
         self.core = core
         self.peer = peer
-        self.descriptor = descriptor
+        self.destination = destination
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        session = core.open(peer: peer, context: context, descriptor: descriptor)
-        if session == nil { return }
+        session = core.open(peer: peer, context: context, destination: destination(context))
+        guard let session else { return }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        session.resume = { loopBound.value.0.drain(context: loopBound.value.1) }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard session != nil, !closing else { return }
+        queue.append(unwrapInboundIn(data))
+        drain(context: context)
+    }
+
+    /// Handles queued lines within this turn's budget; schedules the rest or resumes reading.
+    private func drain(context: ChannelHandlerContext) {
         guard let session, !closing else { return }
-        switch unwrapInboundIn(data) {
-        case .line(let line):
-            if let reply = core.handle(line: line, from: session) {
-                session.write(reply)
+        var budget = core.configuration.limits.requestsPerTurn
+        while budget > 0, session.isWritable, let frame = queue.popFirst() {
+            budget -= 1
+            switch frame {
+            case .line(let line):
+                session.writer.beginReply()
+                session.writer.endReply(core.handle(line: line, from: session))
+            case .oversized(let limit):
+                closing = true
+                queue.removeAll()
+                core.rejectOversizedLine(limit: limit, from: session)
+                let error = JSONRPCOutboundMessage.response(
+                    id: nil, result: .failure(.invalidRequest(detail: "line longer than \(limit) bytes; the connection is closed"))
+                )
+                var buffer = context.channel.allocator.buffer(capacity: 256)
+                error.writeLine(into: &buffer)
+                session.write(buffer)
+                closeWhenDrained(context: context, session: session)
+                return
             }
-        case .oversized(let limit):
-            closing = true
-            core.rejectOversizedLine(limit: limit, from: session)
-            let error = JSONRPCOutboundMessage.response(
-                id: nil, result: .failure(.invalidRequest(detail: "line longer than \(limit) bytes; the connection is closed"))
-            )
-            var buffer = context.channel.allocator.buffer(capacity: 256)
-            error.writeLine(into: &buffer)
-            session.write(buffer).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+        if !queue.isEmpty {
+            // Over budget: let the loop serve others first. Unwritable: wait for the resume.
+            if session.isWritable && !continuationScheduled {
+                continuationScheduled = true
+                context.eventLoop.assumeIsolated().scheduleTask(in: Self.continuationDelay) {
+                    self.continuationScheduled = false
+                    self.drain(context: context)
+                }
+            }
+            return
+        }
+        if inputClosed {
+            closeIfIdle(context: context, session: session)
+            return
+        }
+        if readWanted && session.isWritable {
+            readWanted = false
+            context.read()
         }
     }
 
-    /// The client shut down its sending side (e.g. `printf '…\n' | nc -U`). Every line it
-    /// sent has been answered by now; a connection holding no link and no watch has
-    /// nothing more to receive, so it is closed once the replies are flushed. One that
-    /// holds links keeps receiving ticks until it closes.
+    /// Reads only when every queued line is handled and replies can be written.
+    func read(context: ChannelHandlerContext) {
+        guard let session, queue.isEmpty, session.isWritable else {
+            readWanted = true
+            return
+        }
+        context.read()
+    }
+
+    /// The client shut down its sending side (e.g. `printf '…\n' | nc -U`). Once every line
+    /// it sent is answered, a connection holding no link and no watch has nothing more to
+    /// receive, so it is closed. One that holds links keeps receiving ticks until it closes.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case ChannelEvent.inputClosed = event, let session { core.inputClosed(session) }
-        if case ChannelEvent.inputClosed = event, let session, session.links.isEmpty, session.watches.isEmpty {
-            session.write(context.channel.allocator.buffer(capacity: 0))
-                .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        if case ChannelEvent.inputClosed = event, let session {
+            inputClosed = true
+            if queue.isEmpty { closeIfIdle(context: context, session: session) }
             return
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if let session { core.writabilityChanged(session) }
-        context.fireChannelWritabilityChanged()
+    private func closeIfIdle(context: ChannelHandlerContext, session: Session) {
+        let holdsLinks = core.shared.read { $0.compositor.linkCount(of: session.owner) } > 0
+        if !holdsLinks && session.watches.isEmpty { closeWhenDrained(context: context, session: session) }
+    }
+
+    /// Closes the connection once every reply written to it is in the kernel.
+    private func closeWhenDrained(context: ChannelHandlerContext, session: Session) {
+        let channel = context.channel
+        session.writer.whenDrained { channel.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let session { core.close(session) }
         session = nil
+        queue.removeAll()
         context.fireChannelInactive()
     }
 

@@ -48,7 +48,7 @@ public struct SystemdNotifier: Sendable {
     public static func watchdogInterval() -> Duration? {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
-        return .microseconds(Int64(microseconds))
+        return .microseconds(Int64(clamping: microseconds))
     }
 
     /// The message as sent: assignments joined by newlines.

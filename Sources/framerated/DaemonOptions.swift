@@ -70,7 +70,20 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Seconds a client may leave its ticks unread before it is disconnected.", valueName: "seconds"))
     var unwritableTimeout: Double = 5
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Threads writing ticks.",
+            discussion: "Default: half the online CPUs, at least 1 and at most 8 (this machine: \(ServerConfiguration.defaultFanOutThreads)). Each connection's ticks are written by one of them.",
+            valueName: "n"
+        )
+    )
+    var fanoutThreads: Int?
+
     func validate() throws {
+        if let fanoutThreads, !(1...64).contains(fanoutThreads) {
+            throw ValidationError("--fanout-threads must be between 1 and 64, got \(fanoutThreads)")
+        }
         _ = try parsedDisplays()
         _ = try parsedLogLevel()
         for (name, value) in [("--idle-timeout", idleTimeout), ("--decrease-dwell", decreaseDwell), ("--unwritable-timeout", unwritableTimeout)]
@@ -116,7 +129,8 @@ struct DaemonOptions: ParsableArguments {
                 linksPerConnection: maxLinksPerConnection, connections: maxConnections, batchSize: maxBatch,
                 lineLength: maxLineLength, unwritableTimeout: .seconds(unwritableTimeout)
             ),
-            adminGroup: adminGroup
+            adminGroup: adminGroup,
+            fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads
         )
     }
 

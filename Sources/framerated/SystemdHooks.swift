@@ -3,14 +3,13 @@ import FrameRateServer
 import FrameRateSystemd
 import Synchronization
 
-/// Connects the server's lifecycle to systemd: readiness, the status line,
-/// stopping, and watchdog pings from the vsync loop itself (so a stalled loop
-/// stops pinging and systemd restarts the daemon).
+/// Connects the server's lifecycle to systemd: readiness, the status line, stopping,
+/// and watchdog pings from the tick plane itself at half the watchdog interval (so a
+/// stalled tick plane stops pinging and systemd restarts the daemon).
 enum SystemdHooks {
     static func make(notifier: SystemdNotifier) -> FrameRateServer.Hooks {
         guard notifier.isEnabled else { return FrameRateServer.Hooks() }
         let lastStatus = Mutex<String>("")
-        let watchdog = Mutex(SystemdNotifier.watchdogInterval().map { WatchdogSchedule<MonotonicClock>(interval: $0) })
         return FrameRateServer.Hooks(
             ready: { _ in notifier.ready(status: lastStatus.withLock { $0 }) },
             status: { line in
@@ -21,13 +20,8 @@ enum SystemdHooks {
                 }
                 if changed { notifier.status(line) }
             },
-            vsync: {
-                let due = watchdog.withLock { schedule -> Bool in
-                    guard schedule != nil else { return false }
-                    return schedule!.vsync(at: MonotonicClock.now)
-                }
-                if due { notifier.watchdog() }
-            },
+            watchdogInterval: SystemdNotifier.watchdogInterval().map { $0 / 2 },
+            watchdog: { notifier.watchdog() },
             stopping: { notifier.stopping() }
         )
     }

@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 import NIOCore
 import NIOEmbedded
@@ -25,7 +26,7 @@ import Testing
                 == #"[{"jsonrpc":"2.0","id":1,"result":{"status":"SERVING"}},{"jsonrpc":"2.0","id":"two","error":{"code":-32601,"message":"Method not found","data":{"status":"UNIMPLEMENTED","method":"nope"}}},{"jsonrpc":"2.0","id":3,"result":{}}]"#
         )
         // The Register notification ran (its link got id 1), then the Invalidate in the same batch removed it.
-        #expect(server.core.compositor.linkCount == 0)
+        #expect(server.compositor.linkCount == 0)
     }
 
     @Test func batchRunsInOrder() throws {
@@ -57,7 +58,7 @@ import Testing
         )
         #expect(try client.lines().isEmpty)
         // A Register sent as a notification still registers a link (whose id the client never learns).
-        #expect(server.core.compositor.linkCount == 1)
+        #expect(server.compositor.linkCount == 1)
     }
 
     @Test func invalidElementsOfABatchAreAnsweredOneByOne() throws {
@@ -140,7 +141,7 @@ import Testing
         )
         #expect(!client.channel.isActive)
         // The line after the oversized one was not run, and closing released the link.
-        #expect(server.core.compositor.linkCount == 0)
+        #expect(server.compositor.linkCount == 0)
         #expect(server.core.sessions.isEmpty)
     }
 
@@ -183,7 +184,7 @@ import Testing
         #expect(try observer.result(.getState)["displays"]?[0]?["links"]?.arrayValue?.count == 2)
 
         client.close()
-        #expect(server.core.compositor.linkCount == 0)
+        #expect(server.compositor.linkCount == 0)
         #expect(try observer.result(.getState)["displays"]?[0]?["links"] == [])
         let removed = try watcher.lines().map { try notificationParams($0, .event) }
         #expect(
@@ -205,7 +206,7 @@ import Testing
     }
 
     @Test func shutdownSendsClosedForEveryLinkThenClosesEveryConnection() throws {
-        let server = ServerHarness(startTimers: true)
+        let server = ServerHarness()
         let client = try server.connect()
         let first = try client.register(30, 60, 60)
         let second = try client.register(10, 60)
@@ -215,6 +216,7 @@ import Testing
         _ = try watcher.lines()
 
         var stopped = false
+        server.engine.stop()
         server.core.shutdown().assumeIsolated().whenComplete { _ in stopped = true }
         server.loop.run()
 
@@ -232,10 +234,11 @@ import Testing
         #expect(try idle.lines().isEmpty)
         for connection in [client, idle, watcher] { #expect(!connection.channel.isActive) }
         #expect(server.core.sessions.isEmpty)
-        #expect(server.core.vsyncTimers.isEmpty)
+        #expect(server.shared.read { $0.driver.isStopped })
+        #expect(server.nextWake == nil)
 
-        // No more ticks: advancing past many vsyncs writes nothing.
-        server.loop.advanceTime(by: .seconds(1))
+        // No more ticks: a wake-up a second later writes nothing.
+        server.step(to: server.clock.now.advanced(by: .seconds(1)))
         #expect(try client.lines().isEmpty)
 
         // A connection arriving while stopping is refused.
@@ -261,7 +264,7 @@ import Testing
     }
 
     @Test func aHalfClosedConnectionHoldingLinksKeepsReceivingTicks() throws {
-        let server = ServerHarness(startTimers: true)
+        let server = ServerHarness()
         let client = try server.connect()
         _ = try client.register(80, 120, 120, extra: #","highFrameRate":true"#)
         client.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)

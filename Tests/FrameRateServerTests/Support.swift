@@ -4,10 +4,12 @@ import Glibc
 import Musl
 #endif
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 import Logging
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 @testable import FrameRateServer
@@ -30,54 +32,142 @@ enum Peers {
     }()
 }
 
-/// A real `CompositorCore` on an `EmbeddedEventLoop`; connections are `EmbeddedChannel`s
-/// with the daemon's pipeline.
+/// A real control plane (`CompositorCore` on an `EmbeddedEventLoop`) and a real tick plane
+/// (`TickEngine`, stepped by hand instead of on its thread), over one stepped clock.
+/// Connections are `EmbeddedChannel`s with the daemon's pipeline; their writers send to
+/// the channel, so a test reads exactly the lines a client would.
 final class ServerHarness {
     let loop = EmbeddedEventLoop()
     let core: CompositorCore
+    let engine: TickEngine
+    let shared: SharedModel
+    /// The daemon's clock: moves only when a test moves it.
+    let clock: SteppedMonotonicClock
+    /// Counts the tick plane's watchdog pings.
+    let watchdogPings: WatchdogPings
     private let lineLength: Int
     /// Every channel opened, kept so none is freed while still open.
     private var channels: [EmbeddedChannel] = []
 
+    /// - Parameter start: the displays' first vsync (default: `CLOCK_MONOTONIC` now, so tick
+    ///   times are comparable with this process's clock; tests measure from it).
     init(
         limits: ServerConfiguration.Limits = .init(),
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
-        startTimers: Bool = false
+        start: MonotonicClock.Instant = MonotonicClock.now,
+        watchdogInterval: Duration? = nil
     ) {
-        let configuration = ServerConfiguration(listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits)
+        let configuration = ServerConfiguration(
+            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: 1
+        )
         let logger = Logger(label: "framerated-test", factory: { _ in SwiftLogNoOpLogHandler() })
-        core = CompositorCore(configuration: configuration, eventLoop: loop, logger: logger)
+        let clock = SteppedMonotonicClock(start)
+        self.clock = clock
+        let pings = WatchdogPings()
+        self.watchdogPings = pings
+        shared = SharedModel(
+            CompositorCore.initialState(configuration: configuration, start: start, watchdogInterval: watchdogInterval),
+            waiter: try! EventWaiter()
+        )
+        core = CompositorCore(configuration: configuration, shared: shared, eventLoop: loop, logger: logger, now: { clock.now })
+        let bound = NIOLoopBound(core, eventLoop: loop)
+        engine = try! TickEngine(
+            shared: shared, workers: 1,
+            events: TickEngine.Events(
+                rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
+                disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
+                watchdog: { pings.count.add(1, ordering: .relaxed) }
+            )
+        )
         core.adminGroupID = testAdminGroupID
         lineLength = limits.lineLength
-        if startTimers { core.start() }
+        core.start()
     }
 
     deinit {
-        // Close what is still open, then drop the timers still scheduled (vsync, unwritable).
         for channel in channels where channel.isActive { channel.pipeline.close(promise: nil) }
         loop.run()
-        for timer in core.vsyncTimers.values { timer.cancel() }
         try? loop.syncShutdownGracefully()
     }
 
-    /// Opens a connection from `peer` (channelActive registers the session).
-    func connect(_ peer: PeerCredentials = Peers.root) throws -> TestClient {
+    /// A copy of the model as it is now.
+    var compositor: Compositor<MonotonicClock> { shared.read { $0.compositor } }
+
+    /// Opens a connection from `peer` (channelActive registers the session). Requests go
+    /// in through an embedded channel; what the daemon writes goes to the channel's
+    /// outbound side, or, with `socketBuffer`, through a real socket pair whose daemon end
+    /// has a send buffer of about that many bytes (so a test can stop reading and fill it).
+    func connect(_ peer: PeerCredentials = Peers.root, socketBuffer: Int32? = nil) throws -> TestClient {
         let channel = EmbeddedChannel(loop: loop)
         channels.append(channel)
+        var peerEnd: Int32?
+        let destination: @Sendable (ChannelHandlerContext) -> SocketWriter.Destination
+        if let socketBuffer {
+            let (daemonEnd, clientEnd) = try SystemCall.socketPair()
+            SystemCall.setSendBufferSize(daemonEnd, bytes: socketBuffer)
+            peerEnd = clientEnd
+            destination = { _ in .socket(daemonEnd) }
+        } else {
+            destination = { context in
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                return .sink { bytes in bound.value.writeAndFlush(NIOAny(bytes), promise: nil) }
+            }
+        }
         try channel.pipeline.syncOperations.addHandlers(
             ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
-            SessionHandler(core: core, peer: peer)
+            SessionHandler(core: core, peer: peer, destination: destination)
         )
         channel.connect(to: try SocketAddress(unixDomainSocketPath: "/nonexistent/framerated-test.sock"), promise: nil)
         loop.run()
-        return TestClient(server: self, channel: channel)
+        return TestClient(server: self, channel: channel, peerDescriptor: peerEnd)
     }
 
-    /// Moves the embedded loop's clock to `display`'s next vsync, firing its timer once.
-    func runNextVsync(of display: DisplayID = DisplayID(rawValue: 0)) throws {
-        let next = try core.compositor.nextVsync(of: display)
-        loop.advanceTime(to: .uptimeNanoseconds(UInt64(next.nanoseconds)))
+    /// Flushes every writer whose socket became writable (what the tick plane's leader
+    /// does when epoll reports it), without waiting.
+    func flushWritable() {
+        let readiness = shared.waiter.wait(until: 1)
+        for token in readiness.writable {
+            shared.read { $0.writers[OwnerID(rawValue: token)] }?.flush()
+        }
+        loop.run()
     }
+
+    /// When the tick plane would wake next (`nil`: not until something changes).
+    var nextWake: MonotonicClock.Instant? { shared.read { $0.driver.nextDeadline(compositor: $0.compositor) } }
+
+    /// Moves the clock to the tick plane's next wake-up and runs it (a vsync at which some
+    /// link ticks, or a rate change, or a deadline); the loop then runs what it scheduled.
+    /// - Returns: the instant it ran at.
+    @discardableResult
+    func runNextVsync() throws -> MonotonicClock.Instant {
+        let next = try #require(nextWake, "the tick plane has nothing to wake for")
+        clock.set(max(clock.now, next))
+        engine.step(at: clock.now)
+        loop.run()
+        return clock.now
+    }
+
+    /// Moves the clock to `instant` and runs the tick plane there (whatever is due).
+    func step(to instant: MonotonicClock.Instant) {
+        clock.set(instant)
+        engine.step(at: instant)
+        loop.run()
+    }
+}
+
+/// Counts watchdog pings.
+final class WatchdogPings: Sendable {
+    let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// `CLOCK_MONOTONIC` as the tests set it.
+final class SteppedMonotonicClock: Sendable {
+    private let instant: Mutex<MonotonicClock.Instant>
+    init(_ start: MonotonicClock.Instant) { instant = Mutex(start) }
+    var now: MonotonicClock.Instant { instant.withLock { $0 } }
+    func set(_ now: MonotonicClock.Instant) { instant.withLock { $0 = now } }
+    func advance(by duration: Duration) { instant.withLock { $0 = $0.advanced(by: duration) } }
 }
 
 /// One test connection: write lines in, read lines out.
@@ -85,7 +175,19 @@ struct TestClient {
     /// Keeps the harness (and so the loop and the core) alive while the client is used.
     let server: ServerHarness
     let channel: EmbeddedChannel
+    /// The client's end of a real socket pair, when the daemon writes to a socket.
+    var peerDescriptor: Int32? = nil
     var loop: EmbeddedEventLoop { server.loop }
+
+    /// Reads whatever the socket holds now (never blocks).
+    private func readSocket(_ descriptor: Int32) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while let count = chunk.withUnsafeMutableBytes({ SystemCall.read(descriptor, into: $0) }), count > 0 {
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Writes raw bytes as if the peer had sent them.
     func sendBytes(_ text: String) throws {
@@ -100,6 +202,11 @@ struct TestClient {
     /// Each must end with `\n`: the daemon never writes a partial line.
     func lines() throws -> [String] {
         var lines: [String] = []
+        if let peerDescriptor {
+            let text = readSocket(peerDescriptor)
+            #expect(text.isEmpty || text.hasSuffix("\n"), "the daemon writes whole lines: \(text.suffix(200))")
+            return text.split(separator: "\n").map(String.init)
+        }
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
             let text = String(buffer: buffer)
             if text.isEmpty { continue }  // shutdown flushes an empty buffer to connections without links

@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 import NIOCore
 import NIOEmbedded
@@ -21,25 +22,89 @@ import Testing
         try lines.map { try TickNotification(json: notificationParams($0, .tick)) }
     }
 
-    @Test func theVsyncTimerIsArmedOnTheLoop() throws {
-        let server = ServerHarness(startTimers: true)
-        let display = DisplayID(rawValue: 0)
-        #expect(server.core.vsyncTimers[display] != nil)
-        let next = try server.core.compositor.nextVsync(of: display)
-        // Armed at the model's next vsync, a CLOCK_MONOTONIC deadline one 60 Hz period after start.
-        let now = MonotonicClock.now
-        #expect(next > now.advanced(by: .seconds(-5)) && next < now.advanced(by: .seconds(5)))
-        var fired = 0
-        server.core.vsyncObserver = { fired += 1 }
-        server.loop.advanceTime(to: .uptimeNanoseconds(UInt64(next.nanoseconds) - 1))
-        #expect(fired == 0)
+    /// One fixed 60 Hz display: the rate never changes, so only links make anything due.
+    static let fixed60 = [DisplayConfiguration(id: DisplayID(rawValue: 0), profile: .fixed60)]
+
+    @Test func theTickPlaneWakesExactlyAtTheVsyncsWhereALinkTicks() throws {
+        let server = ServerHarness(displays: Self.fixed60)
+        let start = server.clock.now
+        let period = Duration.seconds(1.0 / 60)
+        // No link, no rate change pending: the tick plane does not wake at all (it would
+        // otherwise wake 60 times a second for nobody).
+        #expect(server.nextWake == nil)
+
+        let client = try server.connect()
+        _ = try client.register(10, 10, 0)
+        // A 10 Hz link on a 60 Hz grid ticks on vsyncs whose index is a multiple of 6.
+        #expect(server.nextWake == start.advanced(by: period * 6))
+        var wakes: [MonotonicClock.Instant] = []
+        for _ in 0..<5 { wakes.append(try server.runNextVsync()) }
+        #expect(wakes == (1...5).map { start.advanced(by: period * (6 * $0)) })
+        let ticks = try Self.ticks(client.lines())
+        #expect(ticks.map(\.sequence) == [1, 2, 3, 4, 5])
+        #expect(ticks.allSatisfy { $0.skipped == 0 && $0.callbackRate == 10 && $0.refreshRate == 60 })
+
+        // A 20 Hz link on another connection: wakes at the union of both grids.
+        let other = try server.connect(Peers.user)
+        _ = try other.register(20, 20, 0)
+        #expect(server.nextWake == start.advanced(by: period * 33))
         try server.runNextVsync()
-        #expect(fired == 1)
-        #expect(try server.core.compositor.nextVsync(of: display) > next)  // re-armed
+        #expect(try client.lines().isEmpty)
+        #expect(try Self.ticks(other.lines()).count == 1)
+        #expect(try server.runNextVsync() == start.advanced(by: period * 36))
+        #expect(try Self.ticks(client.lines()).map(\.sequence) == [6])
+
+        // Both gone: nothing due again.
+        client.close()
+        other.close()
+        #expect(server.nextWake == nil)
+    }
+
+    @Test func aLinkJoiningAfterALongSleepTicksAtTheFirstVsyncAfterItsRegistration() throws {
+        let server = ServerHarness(displays: Self.fixed60)
+        let start = server.clock.now
+        let period = Duration.seconds(1.0 / 60)
+        // Nothing woke the tick plane for 10 s and 1/4 period: the grid is computed, not counted.
+        server.clock.set(start.advanced(by: period * 600 + period / 4))
+        let client = try server.connect()
+        _ = try client.register(60, 60, 60)
+        #expect(server.nextWake == start.advanced(by: period * 601))
+        try server.runNextVsync()
+        let tick = try #require(try Self.ticks(client.lines()).first)
+        #expect(tick.sequence == 1 && tick.skipped == 0)
+        #expect(abs(tick.timestamp - start.advanced(by: period * 601).seconds) < 1e-9)
+    }
+
+    @Test func aRegisterReplyPrecedesTheLinksFirstTickEvenWhenTheTickIsComputedFirst() throws {
+        let server = ServerHarness(displays: Self.fixed60)
+        let client = try server.connect(socketBuffer: 1 << 16)
+        let session = try #require(server.core.sessions.values.first)
+        // The tick plane runs while the control loop is between taking the request and
+        // writing its reply (as it can on its own thread): its tick waits for the reply.
+        session.writer.beginReply()
+        var tickLine = ByteBuffer(string: "{\"tick\":1}\n")
+        session.writer.writeTicks(tickLine)
+        tickLine = ByteBuffer(string: "{\"tick\":2}\n")
+        session.writer.writeTicks(tickLine)
+        session.writer.endReply(ByteBuffer(string: "{\"reply\":1}\n"))
+        #expect(try client.lines() == [#"{"reply":1}"#, #"{"tick":1}"#, #"{"tick":2}"#])
+    }
+
+    @Test func theWatchdogPingsOnItsOwnScheduleWithoutLinks() throws {
+        let server = ServerHarness(displays: Self.fixed60, watchdogInterval: .seconds(2))
+        let start = server.clock.now
+        #expect(server.nextWake == start.advanced(by: .seconds(2)))
+        try server.runNextVsync()
+        #expect(server.watchdogPings.value == 1)
+        #expect(server.nextWake == start.advanced(by: .seconds(4)))
+        server.step(to: start.advanced(by: .seconds(3)))
+        #expect(server.watchdogPings.value == 1, "not due yet")
+        try server.runNextVsync()
+        #expect(server.watchdogPings.value == 2)
     }
 
     @Test func aRegisteredLinkReceivesWellFormedTicks() throws {
-        let server = ServerHarness(startTimers: true)
+        let server = ServerHarness()
         let client = try server.connect()
         let link = try client.register(60, 60, 60, extra: #","label":"game""#)
         let bystander = try server.connect(Peers.user)
@@ -82,7 +147,7 @@ import Testing
     }
 
     @Test func linksOfOneConnectionGetOneWritePerVsync() throws {
-        let server = ServerHarness(startTimers: true)
+        let server = ServerHarness()
         let client = try server.connect()
         let links = [try client.register(60, 60, 60), try client.register(30, 60, 60)]
         try server.runNextVsync()
@@ -94,7 +159,7 @@ import Testing
     }
 
     @Test func aLinkAtHalfTheRefreshRateTicksOnEveryOtherVsync() throws {
-        let server = ServerHarness(startTimers: true)
+        let server = ServerHarness()
         let client = try server.connect()
         let fast = try client.register(60, 60, 60)
         let slow = try client.register(30, 30, 30)
@@ -116,7 +181,7 @@ import Testing
     }
 
     @Test func anIncreaseTakesEffectAtTheNextVsyncAndIsAnEvent() throws {
-        let server = ServerHarness(startTimers: true)
+        let server = ServerHarness()
         let watcher = try server.connect(Peers.user)
         _ = try watcher.result(.watch)
         let client = try server.connect()
@@ -131,57 +196,74 @@ import Testing
         )
         let tick = try #require(try Self.ticks(client.lines()).first)
         #expect(tick.refreshRate == 120 && tick.callbackRate == 120)
-        #expect(try server.core.compositor.refreshRate(of: nil) == 120)
+        #expect(try server.compositor.refreshRate(of: nil) == 120)
     }
 
-    @Test func pausedLinksGetNoTicks() throws {
-        let server = ServerHarness(startTimers: true)
+    @Test func pausedLinksGetNoTicksNorWakeUps() throws {
+        let server = ServerHarness(displays: Self.fixed60)
         let client = try server.connect()
         _ = try client.register(60, 60, 60, extra: #","paused":true"#)
-        for _ in 0..<3 { try server.runNextVsync() }
+        #expect(server.nextWake == nil)
+        server.step(to: server.clock.now.advanced(by: .seconds(1)))
         #expect(try client.lines().isEmpty)
     }
 
     @Test func ticksForAnUnwritableConnectionAreDroppedAndCountedInSkipped() throws {
-        let server = ServerHarness(startTimers: true)
-        let client = try server.connect()
+        let server = ServerHarness(limits: .init(outboundHighWater: 512))
+        let client = try server.connect(socketBuffer: 1024)
         let link = try client.register(60, 60, 60)
         try server.runNextVsync()
         let before = try #require(try Self.ticks(client.lines()).first)
 
-        client.channel.isWritable = false
-        client.channel.pipeline.fireChannelWritabilityChanged()
+        // The client stops reading: the socket fills, then the writer's queue passes its
+        // high-water mark, and from then on no tick is even encoded for it.
+        var vsyncs = 0
+        while server.shared.read({ $0.driver.unwritableCount }) == 0 && vsyncs < 1000 {
+            try server.runNextVsync()
+            vsyncs += 1
+        }
+        #expect(server.shared.read { $0.driver.unwritableCount } == 1)
+        let queued = try #require(server.core.sessions.values.first).writer.queuedBytes
         for _ in 0..<3 { try server.runNextVsync() }
-        #expect(try client.lines().isEmpty)
+        #expect(try #require(server.core.sessions.values.first).writer.queuedBytes == queued, "no tick added while unwritable")
 
-        client.channel.isWritable = true
-        client.channel.pipeline.fireChannelWritabilityChanged()
+        // It reads again: the queue drains (whole lines, in order), ticks resume, and the
+        // first one counts every interval it missed.
+        var received = try Self.ticks(client.lines())
+        server.flushWritable()
+        received += try Self.ticks(client.lines())
+        #expect(server.shared.read { $0.driver.unwritableCount } == 0)
         try server.runNextVsync()
-        let after = try #require(try Self.ticks(client.lines()).first)
+        received += try Self.ticks(client.lines())
+        let sequences = [before] + received
+        for (earlier, later) in zip(sequences, sequences.dropFirst()) {
+            #expect(later.sequence == earlier.sequence + later.skipped + 1)
+        }
+        let after = try #require(received.last)
         #expect(after.link.rawValue == link)
         #expect(after.skipped >= 3)
-        #expect(after.sequence == before.sequence + after.skipped + 1)
         #expect(client.channel.isActive)
-        #expect(server.core.sessions.values.first?.unwritableDeadline == nil)
     }
 
     @Test func aConnectionUnwritableForTooLongIsDisconnected() throws {
-        let server = ServerHarness(limits: .init(unwritableTimeout: .milliseconds(500)), startTimers: true)
+        let server = ServerHarness(limits: .init(unwritableTimeout: .milliseconds(500), outboundHighWater: 512))
         let watcher = try server.connect(Peers.user)
         _ = try watcher.result(.watch)
-        let client = try server.connect()
+        let client = try server.connect(socketBuffer: 1024)
         let link = try client.register(60, 60, 60)
-        try server.runNextVsync()
-        _ = try client.lines()
+        var vsyncs = 0
+        while server.shared.read({ $0.driver.unwritableCount }) == 0 && vsyncs < 1000 {
+            try server.runNextVsync()
+            vsyncs += 1
+        }
+        let since = server.clock.now
         _ = try watcher.lines()
-
-        client.channel.isWritable = false
-        client.channel.pipeline.fireChannelWritabilityChanged()
-        server.loop.advanceTime(by: .milliseconds(499))
+        // Still connected just before the deadline; gone at it.
+        server.step(to: since.advanced(by: .milliseconds(499)))
         #expect(client.channel.isActive)
-        server.loop.advanceTime(by: .milliseconds(2))
+        server.step(to: since.advanced(by: .milliseconds(500)))
         #expect(!client.channel.isActive)
-        #expect(server.core.compositor.linkCount == 0)
+        #expect(server.compositor.linkCount == 0)
         let events = try watcher.lines().map { try notificationParams($0, .event) }
         #expect(events.contains(["watch": 1, "kind": "linkRemoved", "display": 0, "link": JSONValue(link), "reason": "connection closed"]))
     }

@@ -83,28 +83,3 @@ struct NotifyTests {
         #expect(SystemdNotifier.watchdogInterval() == nil)
     }
 }
-
-@Suite("Watchdog schedule")
-struct WatchdogScheduleTests {
-    @Test("pings at half the interval from the vsync loop, and only while vsyncs come")
-    func halfInterval() {
-        let clock = ManualClock()
-        var schedule = WatchdogSchedule<ManualClock>(interval: .seconds(2))
-        #expect(schedule.pingInterval == .seconds(1))
-        var pings: [Duration] = []
-        // 120 Hz vsyncs for 3.5 s.
-        for frame in 0..<420 {
-            clock.advance(to: ManualClock.Instant(offset: .seconds(Double(frame) / 120)))
-            if schedule.vsync(at: clock.now) { pings.append(clock.now.offset) }
-        }
-        #expect(pings.count == 4)
-        for (earlier, later) in zip(pings, pings.dropFirst()) {
-            #expect(later - earlier >= .seconds(1))
-            #expect(later - earlier < .seconds(1) + .seconds(1.0 / 120) + .nanoseconds(1))
-        }
-        // A stalled loop calls nothing, so nothing pings: the next vsync after a stall pings at once.
-        clock.advance(by: .seconds(10))
-        let pingsAfterStall = schedule.vsync(at: clock.now)
-        #expect(pingsAfterStall)
-    }
-}

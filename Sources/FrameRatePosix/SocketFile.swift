@@ -7,27 +7,27 @@ import FrameRateProtocol
 
 /// The socket file on disk: checks for a live daemon before binding, removes
 /// a stale file left by a dead one, sets the mode after binding.
-enum SocketFile {
+public enum SocketFile {
     /// Why the daemon cannot bind its path.
-    struct InUse: Error, CustomStringConvertible {
-        let path: String
-        var description: String {
+    public struct InUse: Error, CustomStringConvertible {
+        public let path: String
+        public var description: String {
             "another framerated is already answering on \(path); stop it first "
                 + "(systemctl stop framerated, or kill the process holding the socket), or pass --socket with another path"
         }
     }
 
     /// Why a socket path is unusable.
-    struct Unusable: Error, CustomStringConvertible {
-        let path: String
-        let reason: String
-        var description: String { "cannot use socket path \(path): \(reason)" }
+    public struct Unusable: Error, CustomStringConvertible {
+        public let path: String
+        public let reason: String
+        public var description: String { "cannot use socket path \(path): \(reason)" }
     }
 
     /// Makes `path` free to bind: fails when a daemon answers there; removes a stale
     /// socket file; refuses to remove anything that is not a socket. Creates a missing
     /// parent directory (mode 0755).
-    static func prepare(_ path: String) throws {
+    public static func prepare(_ path: String) throws {
         guard path.utf8.count <= UnixSocketAddress.maximumPathLength else {
             throw Unusable(path: path, reason: "longer than the \(UnixSocketAddress.maximumPathLength)-byte limit of a Unix socket path")
         }
@@ -44,7 +44,7 @@ enum SocketFile {
     }
 
     /// Whether something accepts connections on `path` right now.
-    static func answers(_ path: String) -> Bool {
+    public static func answers(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -52,14 +52,14 @@ enum SocketFile {
     }
 
     /// `chmod` after binding.
-    static func setMode(_ path: String, mode: UInt32) throws {
+    public static func setMode(_ path: String, mode: UInt32) throws {
         guard chmod(path, mode_t(mode)) == 0 else {
             throw Unusable(path: path, reason: "chmod failed: \(String(cString: strerror(errno)))")
         }
     }
 
     /// Removes the socket file if it is still a socket.
-    static func remove(_ path: String) {
+    public static func remove(_ path: String) {
         var info = stat()
         if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFSOCK { unlink(path) }
     }

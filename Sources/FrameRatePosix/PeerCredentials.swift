@@ -3,24 +3,24 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import FrameRateProtocol
+public import FrameRateProtocol
 
 /// The kernel's word on who is at the other end of a Unix socket
 /// (`SO_PEERCRED`), plus the peer's supplementary groups and command name
 /// from `/proc/PID`. Never taken from anything the client sends.
-struct PeerCredentials: Sendable, Hashable {
-    var pid: Int32
-    var uid: UInt32
-    var gid: UInt32
+public struct PeerCredentials: Sendable, Hashable {
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
     /// Supplementary groups (`/proc/PID/status` `Groups:`), read at connection time.
-    var groups: [UInt32]
+    public var groups: [UInt32]
     /// `/proc/PID/comm`, if readable.
-    var command: String?
+    public var command: String?
 
-    var identity: PeerIdentity { PeerIdentity(pid: pid, uid: uid, command: command) }
+    public var identity: PeerIdentity { PeerIdentity(pid: pid, uid: uid, command: command) }
 
     /// Credentials for a connection whose `struct ucred` the kernel reported.
-    init(ucred credentials: KernelPeerCredentials) {
+    public init(ucred credentials: KernelPeerCredentials) {
         self.pid = credentials.pid
         self.uid = credentials.uid
         self.gid = credentials.gid
@@ -29,9 +29,9 @@ struct PeerCredentials: Sendable, Hashable {
     }
 
     /// Unknown peer (credentials could not be read): no privileges.
-    static let unknown = PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max, groups: [], command: nil)
+    public static let unknown = PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max, groups: [], command: nil)
 
-    init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32], command: String?) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32], command: String?) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
@@ -40,7 +40,7 @@ struct PeerCredentials: Sendable, Hashable {
     }
 
     /// Whether the peer is in group `gid` (primary or supplementary).
-    func isMember(of gid: UInt32) -> Bool { self.gid == gid || groups.contains(gid) }
+    public func isMember(of gid: UInt32) -> Bool { self.gid == gid || groups.contains(gid) }
 
     private static func command(of pid: Int32) -> String? {
         guard pid > 0, let text = readSmallFile("/proc/\(pid)/comm") else { return nil }
@@ -53,6 +53,15 @@ struct PeerCredentials: Sendable, Hashable {
             return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
         }
         return []
+    }
+
+    /// The kernel's credentials for the peer of connected socket `fd` (`SO_PEERCRED`),
+    /// with its groups and command from `/proc`; ``unknown`` when unreadable.
+    public static func ofPeer(of fd: Int32) -> PeerCredentials {
+        var credentials = KernelPeerCredentials()
+        var length = socklen_t(MemoryLayout<KernelPeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return .unknown }
+        return PeerCredentials(ucred: credentials)
     }
 
     /// Reads up to 64 KiB of a small file such as `/proc/PID/comm`.
@@ -73,15 +82,18 @@ struct PeerCredentials: Sendable, Hashable {
 
 /// The kernel's `struct ucred` (`SO_PEERCRED`), declared here because Glibc
 /// only exposes it under `_GNU_SOURCE`. Same layout: pid, uid, gid.
-struct KernelPeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
+public struct KernelPeerCredentials: Sendable {
+    /// Zeroes.
+    public init() {}
+    public var pid: Int32 = 0
+    public var uid: UInt32 = 0
+    public var gid: UInt32 = 0
 }
 
 /// Resolves group names to ids (`getgrnam_r`).
-enum GroupDirectory {
-    static func groupID(named name: String) -> UInt32? {
+public enum GroupDirectory {
+    /// The id of group `name`, if it exists.
+    public static func groupID(named name: String) -> UInt32? {
         var group = group()
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 16384)

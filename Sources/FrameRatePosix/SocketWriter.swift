@@ -1,0 +1,264 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+public import NIOCore
+import Synchronization
+
+/// Every byte framerated sends to one client connection: tick lines from the fan-out
+/// threads and replies from the control loop, in the order they were written, whole lines
+/// only, never on a descriptor after it was closed.
+///
+/// The invariants, and why they hold:
+/// - **One writer at a time.** Every send and every change of the queue happens under
+///   ``state``'s lock, so two threads never interleave bytes on the socket.
+/// - **Order.** A write goes straight to the socket (one non-blocking `send`) only while
+///   nothing is queued; otherwise it is appended to the queue. What a `send` leaves over is
+///   queued before the lock is released, so later bytes always follow it.
+/// - **No loss on a partial send.** The remainder is queued and sent by ``flush()``
+///   when the socket is writable again (the owner watches for that, see ``Observer``).
+/// - **No write after close.** The writer owns its descriptor (a duplicate of the one NIO
+///   reads from: NIO closes its own in `close0` before `channelInactive`, so a shared
+///   number could be reused by a new connection before the session learns of the close).
+///   ``close()`` marks the writer closed and closes the descriptor under the lock; every
+///   send checks the mark under the same lock, so a reused number is never written.
+public final class SocketWriter: @unchecked Sendable {
+    // @unchecked: `state` is a Mutex (Sendable); `fanOutLines` and `fanOutEpoch` are plain
+    // vars touched only by the one fan-out worker that owns this writer's shard (`shard`
+    // is fixed at init), never by any other thread, so no two threads race on them.
+
+    /// Where the bytes go.
+    public enum Destination: Sendable {
+        /// A connected stream socket the writer owns (and closes).
+        case socket(Int32)
+        /// A function taking whole lines (tests: an embedded channel); never partial.
+        case sink(@Sendable (ByteBuffer) -> Void)
+    }
+
+    /// Told when the writer needs attention; called with the writer's lock held, so it
+    /// must not block nor call back into the writer.
+    public struct Observer: Sendable {
+        /// The queue went over the high-water mark (`true`) or drained below the low-water mark (`false`).
+        public var writabilityChanged: @Sendable (_ writable: Bool) -> Void
+        /// Bytes are queued: call ``flush()`` once the descriptor is writable.
+        public var needsFlush: @Sendable (_ descriptor: Int32) -> Void
+        /// The writer closed its descriptor: stop watching it.
+        public var closing: @Sendable (_ descriptor: Int32) -> Void
+
+        /// Builds an observer.
+        public init(
+            writabilityChanged: @escaping @Sendable (Bool) -> Void = { _ in },
+            needsFlush: @escaping @Sendable (Int32) -> Void = { _ in },
+            closing: @escaping @Sendable (Int32) -> Void = { _ in }
+        ) {
+            self.writabilityChanged = writabilityChanged
+            self.needsFlush = needsFlush
+            self.closing = closing
+        }
+    }
+
+    /// What a write did.
+    public enum WriteOutcome: Equatable, Sendable {
+        /// Every byte is in the kernel.
+        case sent
+        /// Some bytes wait in the queue (the writer flushes them when the socket drains).
+        case queued
+        /// The writer is closed or its connection failed: the bytes were discarded.
+        case discarded
+    }
+
+    private struct State {
+        var destination: Destination?
+        var queue: ByteBuffer?
+        var writable = true
+        var failed = false
+        /// Called once the queue is empty (see ``whenDrained(_:)``).
+        var drained: (@Sendable () -> Void)?
+        /// Replies being produced (``beginReply()`` without its ``endReply(_:)`` yet).
+        var repliesInProgress = 0
+        /// Tick lines written meanwhile, sent right after the reply.
+        var heldTicks: ByteBuffer?
+    }
+
+    private let state: Mutex<State>
+    private let observer: Observer
+    /// Queued bytes above which the connection counts as unwritable.
+    public let highWater: Int
+    /// The fan-out worker that writes this connection's ticks.
+    public let shard: Int
+    /// The connection's tick lines of the vsync being written (several links on one
+    /// connection are sent with one `send`). Fan-out worker only.
+    public var fanOutLines: ByteBuffer
+    /// The vsync whose lines ``fanOutLines`` holds. Fan-out worker only.
+    public var fanOutEpoch: UInt64 = 0
+
+    /// A writer for `destination`.
+    /// - Parameters:
+    ///   - highWater: queued bytes above which ``Observer/writabilityChanged`` reports `false`;
+    ///     it reports `true` again when the queue is empty.
+    ///   - shard: the fan-out worker that writes this connection's ticks.
+    public init(destination: Destination, highWater: Int, shard: Int = 0, observer: Observer = Observer()) {
+        self.state = Mutex(State(destination: destination))
+        self.highWater = highWater
+        self.shard = shard
+        self.observer = observer
+        self.fanOutLines = ByteBufferAllocator().buffer(capacity: 256)
+    }
+
+    /// Whether the queue is below the high-water mark.
+    public var isWritable: Bool { state.withLock { $0.writable } }
+
+    /// Bytes waiting in the queue.
+    public var queuedBytes: Int { state.withLock { $0.queue?.readableBytes ?? 0 } }
+
+    /// Whether ``close()`` was called or the connection failed.
+    public var isClosed: Bool { state.withLock { $0.destination == nil || $0.failed } }
+
+    /// Writes whole lines: straight to the socket when nothing is queued, else behind the queue.
+    @discardableResult
+    public func write(_ bytes: ByteBuffer) -> WriteOutcome {
+        state.withLock { write(bytes, state: &$0) }
+    }
+
+    private func write(_ bytes: ByteBuffer, state: inout State) -> WriteOutcome {
+        guard let destination = state.destination, !state.failed else { return .discarded }
+        switch destination {
+        case .sink(let sink):
+            sink(bytes)
+            return .sent
+        case .socket(let descriptor):
+            if state.queue == nil || state.queue!.readableBytes == 0 {
+                let outcome = bytes.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
+                switch outcome {
+                case .complete: return .sent
+                case .failed:
+                    state.failed = true
+                    return .discarded
+                case .partial(let count):
+                    var rest = bytes
+                    rest.moveReaderIndex(forwardBy: count)
+                    enqueue(rest, descriptor: descriptor, state: &state)
+                    return .queued
+                }
+            }
+            enqueue(bytes, descriptor: descriptor, state: &state)
+            return .queued
+        }
+    }
+
+    private func enqueue(_ bytes: ByteBuffer, descriptor: Int32, state: inout State) {
+        let wasEmpty = (state.queue?.readableBytes ?? 0) == 0
+        if state.queue == nil {
+            state.queue = bytes
+        } else {
+            var incoming = bytes
+            state.queue!.writeBuffer(&incoming)
+        }
+        if wasEmpty { observer.needsFlush(descriptor) }
+        if state.writable && state.queue!.readableBytes > highWater {
+            state.writable = false
+            observer.writabilityChanged(false)
+        }
+    }
+
+    /// Writes tick lines, unless a reply is being produced (``beginReply()``): then they
+    /// wait and follow the reply. So a `Register` reply always precedes the link's first
+    /// tick, and an `Update` reply the first tick at the new rate, although the tick
+    /// plane may compute those ticks before the control loop has encoded the reply.
+    @discardableResult
+    public func writeTicks(_ bytes: ByteBuffer) -> WriteOutcome {
+        state.withLock { state in
+            guard state.repliesInProgress > 0, state.destination != nil else { return write(bytes, state: &state) }
+            var incoming = bytes
+            if state.heldTicks == nil { state.heldTicks = ByteBuffer() }
+            state.heldTicks!.writeBuffer(&incoming)
+            return .queued
+        }
+    }
+
+    /// A request's handling starts: ticks written from now on wait for its reply.
+    public func beginReply() {
+        state.withLock { $0.repliesInProgress += 1 }
+    }
+
+    /// The request's reply (`nil`: a notification, nothing to answer): writes it, then the
+    /// ticks held since ``beginReply()`` once no other reply is in progress.
+    public func endReply(_ reply: ByteBuffer?) {
+        state.withLock { state in
+            if let reply { _ = write(reply, state: &state) }
+            state.repliesInProgress -= 1
+            guard state.repliesInProgress == 0, let held = state.heldTicks else { return }
+            state.heldTicks = nil
+            if held.readableBytes > 0 { _ = write(held, state: &state) }
+        }
+    }
+
+    /// Sends what is queued, as far as the socket takes it (call when it is writable).
+    /// - Returns: whether the queue is now empty.
+    @discardableResult
+    public func flush() -> Bool {
+        state.withLock { state in
+            guard case .socket(let descriptor)? = state.destination, !state.failed, var queue = state.queue,
+                queue.readableBytes > 0
+            else { return true }
+            let outcome = queue.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
+            switch outcome {
+            case .complete:
+                queue.clear()
+            case .partial(let count):
+                queue.moveReaderIndex(forwardBy: count)
+                queue.discardReadBytes()
+            case .failed:
+                state.failed = true
+                state.queue = nil
+                if let drained = state.drained {
+                    state.drained = nil
+                    drained()
+                }
+                return true
+            }
+            state.queue = queue
+            let empty = queue.readableBytes == 0
+            if empty, let drained = state.drained {
+                state.drained = nil
+                drained()
+            }
+            if empty {
+                if !state.writable {
+                    state.writable = true
+                    observer.writabilityChanged(true)
+                }
+            } else {
+                observer.needsFlush(descriptor)
+            }
+            return empty
+        }
+    }
+
+    /// Calls `body` once every byte written so far is in the kernel (at once if nothing is
+    /// queued, or if the connection failed or closed: then nothing more can be sent). It is
+    /// called with the writer's lock held, on the thread that drained the queue.
+    public func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            let queued = state.queue?.readableBytes ?? 0
+            if queued == 0 || state.failed || state.destination == nil { return true }
+            state.drained = body
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Discards the queue and closes the descriptor; later writes are discarded. Idempotent.
+    public func close() {
+        state.withLock { state in
+            guard let destination = state.destination else { return }
+            state.destination = nil
+            state.queue = nil
+            if case .socket(let descriptor) = destination {
+                observer.closing(descriptor)
+                SystemCall.close(descriptor)
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CFrameRatePosix
+
+/// The raw system calls of framerated's I/O layer, each wrapped once with its `EINTR`
+/// and `errno` handling (as NIOPosix's `System.swift` does for NIO).
+public enum SystemCall {
+    /// What one non-blocking `send` did.
+    public enum SendOutcome: Equatable, Sendable {
+        /// All bytes were taken.
+        case complete
+        /// The kernel took this many bytes (fewer than offered; possibly 0: `EAGAIN`).
+        case partial(Int)
+        /// The connection is gone (`EPIPE`, `ECONNRESET`, …): nothing more can be sent.
+        case failed(errno: Int32)
+    }
+
+    /// Sends `bytes` on `descriptor` without blocking and without `SIGPIPE`.
+    public static func send(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> SendOutcome {
+        guard bytes.count > 0 else { return .complete }
+        while true {
+            let sent = Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+            if sent == bytes.count { return .complete }
+            if sent >= 0 { return .partial(sent) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .partial(0)
+            case let error: return .failed(errno: error)
+            }
+        }
+    }
+
+    /// Closes `descriptor`. `EINTR` is not retried: on Linux the descriptor is released anyway.
+    public static func close(_ descriptor: Int32) {
+        _ = Glibc.close(descriptor)
+    }
+
+    /// A second descriptor for the same open socket (close-on-exec).
+    public static func duplicate(_ descriptor: Int32) throws(PosixError) -> Int32 {
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw PosixError(errno: errno, call: "fcntl(F_DUPFD_CLOEXEC)") }
+        return copy
+    }
+
+    /// A connected pair of non-blocking Unix stream sockets (tests and self-checks).
+    public static func socketPair() throws(PosixError) -> (Int32, Int32) {
+        var fds: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw PosixError(errno: errno, call: "socketpair") }
+        return (fds[0], fds[1])
+    }
+
+    /// Sets a socket's kernel send buffer size (`SO_SNDBUF`; the kernel doubles it).
+    public static func setSendBufferSize(_ descriptor: Int32, bytes: Int32) {
+        var size = bytes
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Reads up to `buffer.count` bytes without blocking: the count, 0 at end of stream, or
+    /// `nil` when nothing is waiting (`EAGAIN`) or the read failed.
+    public static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// The calling thread's kernel id (for `/proc/PID/task/TID`).
+    public static var threadID: Int32 { cframerated_gettid() }
+
+    /// Raises `RLIMIT_NOFILE`'s soft limit to its hard limit.
+    /// - Returns: the soft limit now in force.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return UInt64(raised.rlim_cur) }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+}
+
+/// A failed system call: which one, and `errno`.
+public struct PosixError: Error, CustomStringConvertible, Sendable {
+    /// The `errno` value.
+    public let errno: Int32
+    /// The call that failed.
+    public let call: String
+
+    /// Wraps `errno` from `call`.
+    public init(errno: Int32, call: String) {
+        self.errno = errno
+        self.call = call
+    }
+
+    /// `call: strerror(errno)`.
+    public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+}

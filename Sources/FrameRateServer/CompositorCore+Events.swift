@@ -1,0 +1,67 @@
+import FrameRateModel
+import FrameRatePosix
+import FrameRateProtocol
+import Logging
+import NIOCore
+
+extension CompositorCore {
+    /// A display's rate changed at a vsync (reported by the tick plane, hopped here).
+    func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
+        logger.info(
+            "display \(display.rawValue) refresh rate \(FrameRateMath.format(change.from)) -> \(FrameRateMath.format(change.to)) Hz: \(change.reason)",
+            metadata: [
+                "event": "refresh-rate-changed", "display": "\(display.rawValue)",
+                "from_hz": "\(FrameRateMath.format(change.from))", "to_hz": "\(FrameRateMath.format(change.to))",
+                "reason": "\(change.reason)",
+            ]
+        )
+        emit(.refreshRateChanged(display: display, from: change.from, to: change.to, reason: change.reason))
+        publishStatus()
+    }
+
+    /// Sends `event` to every watch. A watcher whose connection is not reading loses
+    /// events rather than growing the daemon's memory; it can resynchronise with GetState.
+    /// The event is encoded once; each watch's line differs only in its watch id.
+    func emit(_ event: CompositorEvent) {
+        guard !watchers.isEmpty else { return }
+        let allocator = ByteBufferAllocator()
+        for (watch, session) in watchers where session.isWritable {
+            var buffer = allocator.buffer(capacity: 256)
+            JSONRPCOutboundMessage.notification(method: V1Method.event.rawValue, params: event.params(watch: watch))
+                .writeLine(into: &buffer)
+            session.write(buffer)
+        }
+    }
+
+    /// Graceful stop (after the tick plane has stopped): refuse new work, tell every client
+    /// its links are closed (`UNAVAILABLE`), close every connection.
+    /// - Returns: a future that completes once every connection is closed.
+    func shutdown() -> EventLoopFuture<Void> {
+        eventLoop.preconditionInEventLoop()
+        lifecycle = .stopping
+        let linkCount = shared.read { $0.compositor.linkCount }
+        logger.notice(
+            "daemon stopping: closing \(linkCount) links on \(sessions.count) connections",
+            metadata: ["event": "daemon-stopping"]
+        )
+        var closed: [EventLoopFuture<Void>] = []
+        for session in sessions.values {
+            let links = shared.read { $0.compositor.links(of: session.owner) }.map(\.link).sorted()
+            var buffer = session.context.channel.allocator.buffer(capacity: 128 * max(1, links.count))
+            for link in links {
+                JSONRPCOutboundMessage.notification(
+                    method: V1Method.closed.rawValue,
+                    params: LinkClosedNotification(link: link, status: .unavailable, message: "framerated is shutting down").jsonValue
+                ).writeLine(into: &buffer)
+            }
+            if buffer.readableBytes > 0 { session.write(buffer) }
+            // Whatever the socket did not take now is lost: a client that stopped reading
+            // must not hold up the shutdown.
+            session.writer.flush()
+            let promise = eventLoop.makePromise(of: Void.self)
+            session.context.close(promise: promise)
+            closed.append(promise.futureResult.recover { _ in })
+        }
+        return EventLoopFuture.andAllComplete(closed, on: eventLoop)
+    }
+}

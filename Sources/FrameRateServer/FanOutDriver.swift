@@ -1,0 +1,126 @@
+import FrameRateModel
+
+/// The tick plane's decisions, as a pure state machine over clock `C`: given `now`, which
+/// vsyncs to process, whom to disconnect, when to ping the watchdog, and when to wake next.
+///
+/// It never reads a clock and performs no I/O; ``TickEngine`` performs its ``Action``s
+/// and sleeps until ``Wake/sleepUntil``. Tests drive it with a stepped clock and check
+/// exact instants.
+///
+/// What it owns:
+/// - **The wake-up schedule.** It wakes only at vsyncs where something happens (a link's
+///   interval starts, or a rate change takes effect: ``Compositor/nextEventfulVsync(of:)``),
+///   at an unwritable connection's deadline, and at the watchdog's next ping. With no
+///   unpaused link it does not wake for the display at all; the vsync grid stays exact
+///   because it is computed, not counted.
+/// - **The unwritable set.** A connection whose outbound queue passed its high-water mark
+///   gets no ticks (each missed interval is counted in its next tick's `skipped`); one
+///   that stays so for ``Settings/unwritableTimeout`` is disconnected.
+/// - **Lifecycle.** After ``stop()`` it does nothing and never wakes.
+struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
+    /// Timing settings, in clock durations.
+    struct Settings: Sendable {
+        /// How long a connection may stay unwritable before it is disconnected.
+        var unwritableTimeout: Duration = .seconds(5)
+        /// How often to ping the service manager's watchdog; `nil`: no watchdog.
+        var watchdogInterval: Duration? = nil
+    }
+
+    /// One thing to do now.
+    enum Action: Sendable {
+        /// Write these ticks (and report the rate change, if the report has one).
+        case deliver(VsyncReport<C.Instant>)
+        /// The connection has not read for ``Settings/unwritableTimeout``: close it.
+        case disconnect(OwnerID)
+        /// Tell the service manager the tick plane is alive.
+        case pingWatchdog
+    }
+
+    /// What one wake-up decided.
+    struct Wake: Sendable {
+        /// In order: every display's vsync first (the deadline-bound work), then the rest.
+        var actions: [Action] = []
+        /// When to wake next; `nil`: only when something changes.
+        var sleepUntil: C.Instant?
+    }
+
+    private let settings: Settings
+    /// Connections above their high-water mark, with when they became so.
+    private var unwritableSince: [OwnerID: C.Instant] = [:]
+    /// When the watchdog is next due.
+    private var nextWatchdogPing: C.Instant?
+    private var stopped = false
+
+    /// A driver starting at `start` (the first watchdog ping is due one interval later).
+    init(settings: Settings, start: C.Instant) {
+        self.settings = settings
+        self.nextWatchdogPing = settings.watchdogInterval.map { start.advanced(by: $0) }
+    }
+
+    /// Whether `owner` can take a tick now (not in the unwritable set).
+    func canDeliver(to owner: OwnerID) -> Bool {
+        unwritableSince.isEmpty || unwritableSince[owner] == nil
+    }
+
+    /// The number of connections currently not taking ticks.
+    var unwritableCount: Int { unwritableSince.count }
+
+    /// Processes everything due at `now`: each display's eventful vsync (if due), overdue
+    /// unwritable connections, the watchdog.
+    mutating func wake(at now: C.Instant, compositor: inout Compositor<C>) -> Wake {
+        guard !stopped else { return Wake() }
+        var wake = Wake()
+        for display in compositor.displayIDs {
+            guard let due = try? compositor.nextEventfulVsync(of: display), due <= now else { continue }
+            let unwritable = unwritableSince
+            if let report = try? compositor.vsync(of: display, at: now, canDeliver: { unwritable.isEmpty || unwritable[$0] == nil }) {
+                wake.actions.append(.deliver(report))
+            }
+        }
+        for (owner, since) in unwritableSince where since.advanced(by: settings.unwritableTimeout) <= now {
+            wake.actions.append(.disconnect(owner))
+            unwritableSince[owner] = nil
+        }
+        if let ping = nextWatchdogPing, ping <= now, let interval = settings.watchdogInterval {
+            wake.actions.append(.pingWatchdog)
+            nextWatchdogPing = now.advanced(by: interval)
+        }
+        wake.sleepUntil = nextDeadline(compositor: compositor)
+        return wake
+    }
+
+    /// The earliest instant anything is due, or `nil`.
+    func nextDeadline(compositor: Compositor<C>) -> C.Instant? {
+        guard !stopped else { return nil }
+        var earliest = nextWatchdogPing
+        func consider(_ instant: C.Instant?) {
+            guard let instant else { return }
+            if earliest == nil || instant < earliest! { earliest = instant }
+        }
+        for display in compositor.displayIDs { consider(try? compositor.nextEventfulVsync(of: display)) }
+        for since in unwritableSince.values { consider(since.advanced(by: settings.unwritableTimeout)) }
+        return earliest
+    }
+
+    /// A connection's outbound queue crossed its high-water mark (`writable == false`) or drained.
+    mutating func writabilityChanged(of owner: OwnerID, writable: Bool, at now: C.Instant) {
+        if writable {
+            unwritableSince[owner] = nil
+        } else if unwritableSince[owner] == nil {
+            unwritableSince[owner] = now
+        }
+    }
+
+    /// The connection closed: forget it.
+    mutating func closed(_ owner: OwnerID) {
+        unwritableSince[owner] = nil
+    }
+
+    /// Shutdown: from now on nothing is delivered and nothing wakes.
+    mutating func stop() {
+        stopped = true
+    }
+
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { stopped }
+}

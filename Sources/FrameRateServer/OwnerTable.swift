@@ -1,0 +1,71 @@
+import FrameRateModel
+
+/// Values indexed by owner id (the control loop's sessions, the tick plane's writers), so
+/// the tick fan-out finds a tick's connection by indexing an array instead of hashing.
+///
+/// An owner id is `generation << 32 | (slot + 1)`: slots of closed connections are reused
+/// (lowest first), the generation never is, so an owner id still names only its own
+/// connection after its slot is reused (ticks computed for a connection that closed
+/// meanwhile find nothing).
+struct OwnerTable<Value> {
+    private var slots: [(owner: OwnerID, value: Value)?] = []
+    /// Free slots, highest first, so `popLast` reuses the lowest.
+    private var free: [Int] = []
+    /// Counts sessions opened: the high half of every owner id.
+    private var generation: UInt64 = 0
+    /// Open sessions.
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Every value, in slot order (a new array: for shutdown and status, not the tick path).
+    var values: [Value] { slots.compactMap { $0?.value } }
+
+    /// The owner id the next session gets (its slot is reserved until the session is stored or the id dropped).
+    mutating func nextOwner() -> OwnerID {
+        generation += 1
+        let slot: Int
+        if let reused = free.popLast() {
+            slot = reused
+        } else {
+            slots.append(nil)
+            slot = slots.count - 1
+        }
+        return OwnerID(rawValue: generation << 32 | UInt64(slot + 1))
+    }
+
+    private static func slot(of owner: OwnerID) -> Int { Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF) - 1 }
+
+    /// The value of `owner`, if present; setting `nil` is ``removeValue(forKey:)``.
+    subscript(owner: OwnerID) -> Value? {
+        get {
+            let slot = Self.slot(of: owner)
+            guard slots.indices.contains(slot), let entry = slots[slot], entry.owner == owner else { return nil }
+            return entry.value
+        }
+        set {
+            if let newValue { insert(newValue, for: owner) } else { removeValue(forKey: owner) }
+        }
+    }
+
+    private mutating func insert(_ value: Value, for owner: OwnerID) {
+        let slot = Self.slot(of: owner)
+        if slot >= slots.count { slots.append(contentsOf: repeatElement(nil, count: slot + 1 - slots.count)) }
+        if slots[slot] == nil { count += 1 }
+        slots[slot] = (owner, value)
+    }
+
+    /// Removes and returns the value of `owner`, freeing its slot.
+    @discardableResult
+    mutating func removeValue(forKey owner: OwnerID) -> Value? {
+        let slot = Self.slot(of: owner)
+        guard slots.indices.contains(slot), let entry = slots[slot], entry.owner == owner else { return nil }
+        slots[slot] = nil
+        count -= 1
+        free.append(slot)
+        free.sort(by: >)
+        return entry.value
+    }
+}
+
+extension OwnerTable: Sendable where Value: Sendable {}

@@ -1,0 +1,66 @@
+import FrameRateModel
+import FrameRateProtocol
+import FrameRatePosix
+import Synchronization
+
+/// What the control loop and the tick plane share, behind one lock: the compositor model,
+/// the fan-out driver and each connection's writer.
+///
+/// The lock is held only for model work (microseconds: a registration, one vsync's pacing),
+/// never for I/O, encoding or logging, so neither side can hold the other up for long.
+/// Lock order: a ``SocketWriter``'s lock may be held when this one is taken (a writer's
+/// writability observer reports to the driver), never the other way round.
+struct DaemonState: Sendable {
+    /// The compositor: links, arbitration, pacing, vsync grids.
+    var compositor: Compositor<MonotonicClock>
+    /// The tick plane's schedule, unwritable set and watchdog.
+    var driver: FanOutDriver<MonotonicClock>
+    /// Each connection's writer, by owner.
+    var writers = OwnerTable<SocketWriter>()
+    /// Bumped by every change that ``CompositorState`` shows (links, caps, rates), so a
+    /// snapshot encoded for one generation can be reused until the next.
+    var generation: UInt64 = 0
+    /// When the tick plane sleeps until (`nil`: no deadline), so a change that makes
+    /// something due earlier wakes it, and others don't.
+    var tickPlaneSleepsUntil: MonotonicClock.Instant?
+    /// Set when the tick plane must re-plan (a change made something due earlier).
+    var tickPlaneNeedsWake = false
+}
+
+/// The lock around ``DaemonState``, plus the tick plane's wake-up.
+final class SharedModel: Sendable {
+    private let state: Mutex<DaemonState>
+    /// Wakes the tick plane's leader thread.
+    let waiter: EventWaiter
+
+    init(_ state: DaemonState, waiter: EventWaiter) {
+        self.state = Mutex(state)
+        self.waiter = waiter
+    }
+
+    /// Reads the state (no change, no wake-up).
+    func read<T>(_ body: (borrowing DaemonState) throws -> T) rethrows -> T {
+        try state.withLock { try body($0) }
+    }
+
+    /// Changes the state, then wakes the tick plane if the change made something due
+    /// before the instant it sleeps until (a new link, an earlier rate change).
+    func change<T, E: Error>(_ body: (inout DaemonState) throws(E) -> T) throws(E) -> T {
+        let (result, wake) = try state.withLock { (state) throws(E) -> (T, Bool) in
+            let result = try body(&state)
+            state.generation &+= 1
+            guard let next = state.driver.nextDeadline(compositor: state.compositor) else { return (result, false) }
+            if let sleeping = state.tickPlaneSleepsUntil, sleeping <= next { return (result, false) }
+            state.tickPlaneSleepsUntil = next
+            return (result, true)
+        }
+        if wake { waiter.wake() }
+        return result
+    }
+
+    /// Changes the state without bumping the generation or waking the tick plane (the tick
+    /// plane's own bookkeeping, and frame-done reports, which change nothing shown).
+    func update<T, E: Error>(_ body: (inout DaemonState) throws(E) -> T) throws(E) -> T {
+        try state.withLock { (state) throws(E) -> T in try body(&state) }
+    }
+}

@@ -1,0 +1,203 @@
+import FrameRateModel
+import FrameRatePosix
+import FrameRateProtocol
+import NIOCore
+import Synchronization
+
+/// The tick plane: dedicated threads that deliver every link's ticks on its display's
+/// vsyncs, which nothing the control loop does can preempt.
+///
+/// One leader thread runs the ``FanOutDriver``: it sleeps in an ``EventWaiter`` until the
+/// next instant something is due (a vsync at which a link ticks, a rate change, a
+/// watchdog ping, an unwritable connection's deadline), takes the model lock for the
+/// vsync's pacing (microseconds), releases it, and then encodes and sends. With
+/// `workers > 1`, each connection belongs to one shard (`slot % workers`) and the leader
+/// hands the other shards' ticks to helper threads, so the `send`s of one vsync run on
+/// several cores. The leader also flushes connections whose socket buffers filled up,
+/// when epoll reports them writable.
+///
+/// ``step(at:)`` is one iteration without the wait: the server harness calls it with
+/// exact instants; ``run()`` loops it on the leader thread.
+final class TickEngine: Sendable {
+    /// What the control loop hears from the tick plane. Called on a tick-plane thread;
+    /// each must hand its work to the control loop and return at once.
+    struct Events: Sendable {
+        /// A display's refresh rate changed at a vsync.
+        var rateChanged: @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in }
+        /// A connection has not read for the unwritable timeout: close it.
+        var disconnect: @Sendable (OwnerID) -> Void = { _ in }
+        /// The tick plane is alive (watchdog).
+        var watchdog: @Sendable () -> Void = {}
+    }
+
+    /// A tick with the connection it goes to and its shared encoded fields.
+    struct Delivery {
+        let tick: Tick<MonotonicClock.Instant>
+        let writer: SocketWriter
+        let fields: ByteBuffer
+    }
+
+    private let shared: SharedModel
+    private let events: Events
+    private let helpers: [FanOutHelper]
+    /// Counts wake-ups that delivered ticks: each vsync's lines are collected per writer
+    /// under this epoch (see ``SocketWriter/fanOutEpoch``).
+    private let epoch = Atomic<UInt64>(0)
+    private let stopping = Atomic<Bool>(false)
+
+    /// - Parameter workers: fan-out threads in all (the leader plus `workers - 1` helpers).
+    init(shared: SharedModel, workers: Int, events: Events) throws(PosixError) {
+        self.shared = shared
+        self.events = events
+        var helpers: [FanOutHelper] = []
+        for _ in 1..<max(1, workers) { helpers.append(try FanOutHelper()) }
+        self.helpers = helpers
+    }
+
+    /// The number of fan-out threads (leader included).
+    var workerCount: Int { helpers.count + 1 }
+
+    /// Runs the leader loop until ``stop()``; spawns and joins the helper threads.
+    func run(now: @Sendable () -> MonotonicClock.Instant) {
+        var threads: [OSThread] = []
+        for (index, helper) in helpers.enumerated() {
+            if let thread = try? OSThread.spawn(name: "fanout-\(index + 1)", body: { helper.run() }) {
+                threads.append(thread)
+            }
+        }
+        defer {
+            for helper in helpers { helper.stop() }
+            for thread in threads { thread.join() }
+        }
+        while !stopping.load(ordering: .acquiring) {
+            let deadline = step(at: now())
+            let readiness = shared.waiter.wait(until: deadline?.nanoseconds)
+            for token in readiness.writable {
+                let writer = shared.read { $0.writers[OwnerID(rawValue: token)] }
+                writer?.flush()
+            }
+        }
+    }
+
+    /// Ends ``run(now:)`` (from any thread); the driver stops delivering at once.
+    func stop() {
+        shared.update { $0.driver.stop() }
+        stopping.store(true, ordering: .releasing)
+        shared.waiter.wake()
+    }
+
+    /// One iteration at `now`: processes what is due, delivers it, reports the rest.
+    /// - Returns: when to run the next one (`nil`: only when woken).
+    @discardableResult
+    func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
+        let (wake, writers) = shared.update { state -> (FanOutDriver<MonotonicClock>.Wake, [[SocketWriter?]]) in
+            let wake = state.driver.wake(at: now, compositor: &state.compositor)
+            state.tickPlaneSleepsUntil = wake.sleepUntil
+            var writers: [[SocketWriter?]] = []
+            for case .deliver(let report) in wake.actions {
+                writers.append(report.ticks.map { state.writers[$0.owner] })
+                if report.rateChange != nil { state.generation &+= 1 }
+            }
+            return (wake, writers)
+        }
+        var reports = 0
+        var shards = [[Delivery]](repeating: [], count: workerCount)
+        for action in wake.actions {
+            switch action {
+            case .deliver(let report):
+                Self.plan(report, writers: writers[reports], into: &shards)
+                reports += 1
+                if let change = report.rateChange { events.rateChanged(report.display, change) }
+            case .disconnect(let owner): events.disconnect(owner)
+            case .pingWatchdog: events.watchdog()
+            }
+        }
+        if reports > 0 {
+            let epoch = epoch.wrappingAdd(1, ordering: .relaxed).newValue
+            for (index, helper) in helpers.enumerated() where !shards[index + 1].isEmpty {
+                helper.submit(shards[index + 1], epoch: epoch)
+            }
+            Self.send(shards[0], epoch: epoch)
+        }
+        return wake.sleepUntil
+    }
+
+    /// Pairs each tick of `report` with its writer and the encoded fields it shares with
+    /// every tick of the same cadence (encoded once per vsync and cadence), by shard.
+    private static func plan(_ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], into shards: inout [[Delivery]]) {
+        let allocator = ByteBufferAllocator()
+        var shared: [(target: MonotonicClock.Instant, fields: ByteBuffer)] = []
+        for index in shards.indices { shards[index].reserveCapacity(shards[index].count + report.ticks.count / shards.count + 1) }
+        for (tick, writer) in zip(report.ticks, writers) {
+            guard let writer else { continue }
+            let fields: ByteBuffer
+            if let found = shared.last(where: { $0.target == tick.targetTimestamp }) {
+                fields = found.fields
+            } else {
+                fields = TickLineEncoder.sharedFields(
+                    timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
+                    duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
+                    callbackRate: tick.callbackRate, allocator: allocator
+                )
+                shared.append((tick.targetTimestamp, fields))
+            }
+            shards[writer.shard % shards.count].append(Delivery(tick: tick, writer: writer, fields: fields))
+        }
+    }
+
+    /// Encodes `deliveries` and sends them: each connection's lines of this vsync are
+    /// collected in its writer's ``SocketWriter/fanOutLines`` and sent with one write.
+    /// Runs on the thread that owns these writers' shard.
+    static func send(_ deliveries: [Delivery], epoch: UInt64) {
+        var touched: [SocketWriter] = []
+        touched.reserveCapacity(deliveries.count)
+        for delivery in deliveries {
+            let writer = delivery.writer
+            if writer.fanOutEpoch != epoch {
+                writer.fanOutEpoch = epoch
+                writer.fanOutLines.clear()
+                touched.append(writer)
+            }
+            TickLineEncoder.write(
+                link: delivery.tick.link.rawValue, sequence: delivery.tick.sequence, skipped: delivery.tick.skipped,
+                shared: delivery.fields, into: &writer.fanOutLines
+            )
+        }
+        for writer in touched { writer.writeTicks(writer.fanOutLines) }
+    }
+}
+
+/// A fan-out thread other than the leader: sends the ticks of its shard's connections.
+final class FanOutHelper: Sendable {
+    private let jobs = Mutex<[(deliveries: [TickEngine.Delivery], epoch: UInt64)]>([])
+    private let waiter: EventWaiter
+    private let stopping = Atomic<Bool>(false)
+
+    init() throws(PosixError) {
+        waiter = try EventWaiter()
+    }
+
+    /// Queues one vsync's deliveries for this shard and wakes the thread.
+    func submit(_ deliveries: [TickEngine.Delivery], epoch: UInt64) {
+        jobs.withLock { $0.append((deliveries, epoch)) }
+        waiter.wake()
+    }
+
+    /// Sends queued deliveries until ``stop()``.
+    func run() {
+        while !stopping.load(ordering: .acquiring) {
+            _ = waiter.wait(until: nil)
+            let batch = jobs.withLock { jobs in
+                defer { jobs.removeAll(keepingCapacity: true) }
+                return jobs
+            }
+            for job in batch { TickEngine.send(job.deliveries, epoch: job.epoch) }
+        }
+    }
+
+    /// Ends ``run()``.
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        waiter.wake()
+    }
+}
