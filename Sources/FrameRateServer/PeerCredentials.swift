@@ -71,14 +71,6 @@ struct PeerCredentials: Sendable, Hashable {
     }
 }
 
-/// The kernel's `struct ucred` (`SO_PEERCRED`), declared here because Glibc
-/// only exposes it under `_GNU_SOURCE`. Same layout: pid, uid, gid.
-struct KernelPeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
-}
-
 /// Resolves group names to ids (`getgrnam_r`).
 enum GroupDirectory {
     static func groupID(named name: String) -> UInt32? {
