@@ -117,7 +117,7 @@ private func listenUnix(_ path: String) throws -> Int32 {
 private func makeDirectory() throws -> String {
     var template = Array("/tmp/framerated-trust-XXXXXX".utf8CString)
     try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } != nil)
-    let directory = String(cString: template)
+    let directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     try #require(chmod(directory, 0o755) == 0)
     return directory
 }

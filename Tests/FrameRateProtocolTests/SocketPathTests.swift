@@ -41,7 +41,7 @@ struct SocketPathTests {
     func discoveryOnDisk() throws {
         var template = Array("/tmp/framerated-xdg-XXXXXX".utf8CString)
         try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } != nil)
-        let directory = String(cString: template)
+        let directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let path = directory + "/framerated.sock"
         defer {
             unlink(path)
