@@ -1,3 +1,4 @@
+import FrameRateProtocol
 import NIOCore
 
 #if canImport(Glibc)
@@ -18,29 +19,42 @@ enum ConnectFailure {
         case other(String)
     }
 
-    /// The error for `error`, raised while connecting to `path`.
-    static func map(_ error: any Error, path: String) -> FrameRateClientError {
-        if let error = error as? IOError {
-            return map(errno: error.errnoCode, path: path, kind: pathKind(path))
-        }
-        if let error = error as? SocketAddressError, case .unixDomainSocketPathTooLong = error {
-            return .connectionFailed(path: path, reason: "the path is too long for a Unix socket (at most 107 bytes)")
+    /// The error for `error`, raised while connecting to `target` (or while
+    /// checking who answered there, ``DaemonTrust/Refusal``).
+    static func map(_ error: any Error, target: SocketDiscovery) -> FrameRateClientError {
+        let path = target.path
+        switch error {
+        case let error as IOError:
+            return map(errno: error.errnoCode, target: target, kind: pathKind(path))
+        case let error as SocketAddressError:
+            if case .unixDomainSocketPathTooLong = error {
+                return .connectionFailed(path: path, reason: "the path is too long for a Unix socket (at most 107 bytes)")
+            }
+        case let refusal as DaemonTrust.Refusal:
+            switch refusal {
+            case .untrusted(let uid): return .untrustedDaemon(path: path, uid: uid)
+            case .credentialsUnreadable(let why):
+                return .connectionFailed(path: path, reason: "cannot tell who is listening (SO_PEERCRED: \(why)), so it is not trusted")
+            }
+        default:
+            break
         }
         return .connectionFailed(path: path, reason: "\(error)")
     }
 
-    /// The error for a connect to `path` that failed with `errno`; `kind` is what
+    /// The error for a connect to `target` that failed with `errno`; `kind` is what
     /// is at the path (only examined for `ECONNREFUSED`, which Linux also returns
     /// for a path that exists but is not a socket).
-    static func map(errno: Int32, path: String, kind: @autoclosure () -> PathKind) -> FrameRateClientError {
+    static func map(errno: Int32, target: SocketDiscovery, kind: @autoclosure () -> PathKind) -> FrameRateClientError {
+        let path = target.path
         switch errno {
         case ECONNREFUSED:
             if case .other(let what) = kind() {
                 return .connectionFailed(path: path, reason: "the path exists but is \(what), not a socket")
             }
-            return .daemonNotRunning(path: path)
+            return .daemonNotRunning(target)
         case ENOENT:
-            return .daemonNotRunning(path: path)
+            return .daemonNotRunning(target)
         case EACCES, EPERM:
             return .permissionDenied(path: path)
         case ENOTSOCK:

@@ -62,8 +62,10 @@ final class ConnectionCore: Sendable {
         observe(session)
     }
 
-    /// A connector over a Unix socket at `path`, with the client's pipeline.
-    static func connector(path: String, group: any EventLoopGroup) -> Connector {
+    /// A connector over a Unix socket at `path`, with the client's pipeline; each
+    /// connection (the first and every reconnect) is kept only when `trust`
+    /// trusts the process listening there (``DaemonTrust/verify(_:)``).
+    static func connector(path: String, group: any EventLoopGroup, trust: DaemonTrust) -> Connector {
         { router in
             ClientBootstrap(group: group)
                 .channelInitializer { channel in
@@ -75,6 +77,7 @@ final class ConnectionCore: Sendable {
                     }
                 }
                 .connect(unixDomainSocketPath: path)
+                .flatMap { trust.verify($0) }
         }
     }
 

@@ -3,14 +3,19 @@ public import FrameRateProtocol
 /// Why a ``FrameRateConnection`` operation failed. Each case carries what a
 /// person needs to fix it, and ``description`` is a sentence they can act on.
 public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Nothing listens on the socket at `path` (`ENOENT` or `ECONNREFUSED`):
-    /// the daemon is not running, or runs with another socket path.
-    case daemonNotRunning(path: String)
+    /// Nothing listens on the socket chosen (`ENOENT` or `ECONNREFUSED`): the
+    /// daemon is not running, or runs with another socket path. The discovery
+    /// says which path was tried and which were looked at before it.
+    case daemonNotRunning(SocketDiscovery)
     /// The socket at `path` exists but this user may not connect to it (`EACCES`/`EPERM`).
     case permissionDenied(path: String)
     /// Connecting to `path` failed for another reason (e.g. the path is too long
     /// for a Unix socket, or is not a socket); `reason` is the system's explanation.
     case connectionFailed(path: String, reason: String)
+    /// The process listening on `path` runs as `uid`, which is neither root,
+    /// the `framerated` service user nor this process's user: it may be another
+    /// user impersonating the daemon, so the client refused to talk to it.
+    case untrustedDaemon(path: String, uid: UInt32)
     /// The daemon answered the request with an error.
     case rpc(RPCError)
     /// The connection closed (or was closed) before the daemon answered.
@@ -26,7 +31,7 @@ public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvert
     public var status: GRPCStatusCode {
         switch self {
         case .daemonNotRunning, .connectionClosed, .connectionFailed: .unavailable
-        case .permissionDenied: .permissionDenied
+        case .permissionDenied, .untrustedDaemon: .permissionDenied
         case .rpc(let error): error.grpcStatus
         case .protocolViolation: .internalError
         case .cancelled: .cancelled
@@ -49,10 +54,12 @@ public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvert
     /// A sentence saying what went wrong and what to do about it.
     public var description: String {
         switch self {
-        case .daemonNotRunning(let path):
-            return "framerated is not running: nothing is listening on \(path). "
-                + "Start it with `framerated --socket \(path)` or `systemctl start framerated`, "
-                + "or point to a running daemon with --socket PATH or $FRAMERATED_SOCKET."
+        case .daemonNotRunning(let target):
+            return Self.describeNotRunning(target)
+        case .untrustedDaemon(let path, let uid):
+            return "refusing the daemon at \(path): the process listening there runs as uid \(uid), "
+                + "which is neither root, the framerated service user nor you, so it may be impersonating framerated. "
+                + "Check who owns that socket, and name the real daemon's socket with --socket PATH or $FRAMERATED_SOCKET."
         case .permissionDenied(let path):
             return "permission denied connecting to \(path): your user may not use this daemon's socket. "
                 + "Ask an administrator for access, or run your own daemon with `framerated --socket PATH`."
@@ -69,6 +76,33 @@ public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvert
                 + "check that the client and framerated are the same version."
         case .cancelled:
             return "the request was cancelled before the daemon answered."
+        }
+    }
+
+    /// Which paths were tried, and the advice that fits them.
+    private static func describeNotRunning(_ target: SocketDiscovery) -> String {
+        let path = target.path
+        switch target.source {
+        case .option:
+            return "framerated is not running: nothing is listening on \(path) (the socket asked for). "
+                + "Start a daemon there with `framerated --socket \(path)`, or leave the path out to find the default daemon."
+        case .environment:
+            return "framerated is not running: nothing is listening on \(path) (from $FRAMERATED_SOCKET). "
+                + "Start a daemon there with `framerated --socket \(path)`, or unset FRAMERATED_SOCKET to find the default daemon."
+        case .perUser:
+            return "framerated is not running: nothing is listening on \(path), your per-user daemon's socket "
+                + "($XDG_RUNTIME_DIR/framerated.sock; the system daemon is not tried while that socket exists). "
+                + "Start your daemon with `framerated`, or remove the stale socket to use the system daemon at \(SocketPath.system)."
+        case .system(let candidate?):
+            return "framerated is not running: tried \(candidate) (no socket there: no per-user daemon) "
+                + "and \(path) (nothing listening: no system daemon). "
+                + "Start the system daemon with `systemctl start framerated.socket`, or your own with `framerated`, "
+                + "or name a socket with --socket PATH or $FRAMERATED_SOCKET."
+        case .system(nil):
+            return "framerated is not running: tried \(path) (nothing listening: no system daemon; "
+                + "XDG_RUNTIME_DIR is not set, so no per-user daemon was looked for). "
+                + "Start the system daemon with `systemctl start framerated.socket`, "
+                + "or your own with `framerated --socket PATH` and name it with --socket PATH or $FRAMERATED_SOCKET."
         }
     }
 

@@ -80,31 +80,40 @@ public final class FrameRateConnection: Sendable {
     /// Connects to the daemon.
     ///
     /// - Parameters:
-    ///   - socketPath: the socket; `nil` resolves it by ``SocketPath/resolve(explicit:environment:userID:)``
-    ///     (`$FRAMERATED_SOCKET`, then the system or per-user default).
+    ///   - socketPath: the socket; `nil` finds it by ``SocketPath/discover(explicit:environment:isSocket:)``:
+    ///     `$FRAMERATED_SOCKET`, else the per-user daemon (`$XDG_RUNTIME_DIR/framerated.sock`)
+    ///     when its socket exists, else the system daemon (`/run/framerated/framerated.sock`).
     ///   - eventLoopGroup: where the connection's I/O (and its reconnect timers) run;
     ///     `nil` uses `MultiThreadedEventLoopGroup.singleton`.
     ///   - reconnect: when set, a connection that drops is made again with this
     ///     backoff and its links and watches are registered again (see
     ///     ``FrameRateConnection``); `nil` (the default) closes for good instead,
     ///     which suits one-shot commands that should fail fast.
-    /// - Throws: ``FrameRateClientError/daemonNotRunning(path:)`` when nothing listens
-    ///   there, ``FrameRateClientError/permissionDenied(path:)`` when this user may not
-    ///   connect, ``FrameRateClientError/connectionFailed(path:reason:)`` otherwise.
-    ///   The first connect is never retried, with or without `reconnect`.
+    ///
+    /// Whoever listens on the socket must be root, the `framerated` service user or
+    /// this process's own user (`SO_PEERCRED`, checked on every connect, reconnects
+    /// included); anyone else may be impersonating the daemon.
+    /// - Throws: ``FrameRateClientError/daemonNotRunning(_:)`` when nothing listens
+    ///   there (naming every path looked at), ``FrameRateClientError/permissionDenied(path:)``
+    ///   when this user may not connect, ``FrameRateClientError/untrustedDaemon(path:uid:)``
+    ///   when another user's process answers, ``FrameRateClientError/connectionFailed(path:reason:)``
+    ///   otherwise. The first connect is never retried, with or without `reconnect`.
     public static func connect(
         socketPath: String? = nil,
         eventLoopGroup: (any EventLoopGroup)? = nil,
         reconnect: ReconnectPolicy? = nil
     ) async throws(FrameRateClientError) -> FrameRateConnection {
-        let path = SocketPath.resolve(explicit: socketPath)
-        let connector = ConnectionCore.connector(path: path, group: eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
+        let target = SocketPath.discover(explicit: socketPath)
+        let path = target.path
+        let connector = ConnectionCore.connector(
+            path: path, group: eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton, trust: .current()
+        )
         let router = ClientRouter(registry: StreamRegistry(), keepsStreamsOnClose: reconnect != nil)
         let channel: any Channel
         do {
             channel = try await connector(router).get()
         } catch {
-            throw ConnectFailure.map(error, path: path)
+            throw ConnectFailure.map(error, target: target)
         }
         let core = ConnectionCore(session: .init(channel: channel, router: router), policy: reconnect, connector: connector)
         return FrameRateConnection(core: core, socketPath: path)

@@ -58,9 +58,7 @@ public struct PeerCredentials: Sendable, Hashable {
     /// The kernel's credentials for the peer of connected socket `fd` (`SO_PEERCRED`),
     /// with its groups and command from `/proc`; ``unknown`` when unreadable.
     public static func ofPeer(of fd: Int32) -> PeerCredentials {
-        var credentials = KernelPeerCredentials()
-        var length = socklen_t(MemoryLayout<KernelPeerCredentials>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return .unknown }
+        guard let credentials = KernelPeerCredentials.read(descriptor: fd) else { return .unknown }
         return PeerCredentials(ucred: credentials)
     }
 
@@ -78,16 +76,6 @@ public struct PeerCredentials: Sendable, Hashable {
         }
         return String(decoding: bytes[..<total], as: UTF8.self)
     }
-}
-
-/// The kernel's `struct ucred` (`SO_PEERCRED`), declared here because Glibc
-/// only exposes it under `_GNU_SOURCE`. Same layout: pid, uid, gid.
-public struct KernelPeerCredentials: Sendable {
-    /// Zeroes.
-    public init() {}
-    public var pid: Int32 = 0
-    public var uid: UInt32 = 0
-    public var gid: UInt32 = 0
 }
 
 /// Resolves group names to ids (`getgrnam_r`).

@@ -50,7 +50,7 @@ struct DaemonSelection: ParsableArguments {
                 maxConnections: connections + 64, maxLinksPerConnection: max(64, linksPerConnection + 1)
             )
         }
-        return try DaemonUnderTest.attach(socketPath: SocketPath.resolve(explicit: socket), pid: daemonPid)
+        return try DaemonUnderTest.attach(socketPath: SocketPath.discover(explicit: socket).path, pid: daemonPid)
     }
 }
 

@@ -10,7 +10,9 @@ struct Framectl: AsyncParsableCommand {
         discussion: """
             Register display links and watch their ticks, inspect and change the compositor, \
             and call any protocol method. Every subcommand takes --socket PATH; by default the \
-            socket is found through $FRAMERATED_SOCKET or the standard locations.
+            socket is $FRAMERATED_SOCKET, else your own daemon's $XDG_RUNTIME_DIR/framerated.sock \
+            when it exists, else the system daemon's /run/framerated/framerated.sock. framectl \
+            only talks to a daemon running as root, the framerated user or you.
 
             Examples:
               framectl status

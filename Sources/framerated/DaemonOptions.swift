@@ -10,7 +10,9 @@ struct DaemonOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "Unix socket to listen on.",
-            discussion: "Default: $FRAMERATED_SOCKET, else /run/framerated/framerated.sock for root, else $XDG_RUNTIME_DIR/framerated.sock.",
+            discussion: "Default: $FRAMERATED_SOCKET, else /run/framerated/framerated.sock for root, "
+                + "else $XDG_RUNTIME_DIR/framerated.sock; without XDG_RUNTIME_DIR a non-root daemon needs --socket. "
+                + "Ignored under systemd socket activation.",
             valueName: "path"
         )
     )
@@ -134,6 +136,8 @@ struct DaemonOptions: ParsableArguments {
         )
     }
 
-    /// The socket path by the shared rule.
-    var socketPath: String { SocketPath.resolve(explicit: socket) }
+    /// The path to listen on by the shared rule (``SocketPath/listenPath(explicit:environment:userID:)``).
+    /// - Throws: ``SocketPath/NoListenPath`` for a non-root user with no
+    ///   `--socket`, `FRAMERATED_SOCKET` or `XDG_RUNTIME_DIR`.
+    func listenPath() throws(SocketPath.NoListenPath) -> String { try SocketPath.listenPath(explicit: socket) }
 }

@@ -54,7 +54,7 @@ struct Framerated: AsyncParsableCommand {
             if let socket = try ListenedSockets.adopt(named: "framerated") {
                 listener = .inherited(descriptor: socket.descriptor, path: options.socket ?? SocketPath.system)
             } else {
-                listener = .path(options.socketPath)
+                listener = .path(try options.listenPath())
             }
         } catch {
             FileHandleStandardError.write("framerated: error: \(error)\n")

@@ -31,6 +31,9 @@ private func removeTree(_ path: String) {
 
 @Suite("connect failures tell a person what to do")
 struct ConnectFailureTests {
+    /// A socket named explicitly.
+    static let target = SocketDiscovery(path: "/s", source: .option)
+
     @Test("no socket at the path: daemon not running, naming the path and how to start it")
     func missingPath() async throws {
         let directory = try temporaryDirectory()
@@ -41,18 +44,19 @@ struct ConnectFailureTests {
             await connection.close()
             Issue.record("connected to a missing socket")
         } catch {
-            #expect(error == .daemonNotRunning(path: path))
+            #expect(error == .daemonNotRunning(SocketDiscovery(path: path, source: .option)))
             #expect(error.status == .unavailable)
-            #expect(error.description.contains("nothing is listening on \(path)"))
+            #expect(error.description.contains("nothing is listening on \(path) (the socket asked for)"))
             #expect(error.description.contains("`framerated --socket \(path)`"))
-            #expect(error.description.contains("systemctl start framerated"))
+            // Only that path was tried, so the advice is about that path, not the system daemon.
+            #expect(!error.description.contains("systemctl"))
         }
     }
 
     @Test("the directory of the path does not exist either")
     func missingDirectory() async {
         let path = "/tmp/framerated-nonexistent-\(getpid())/x.sock"
-        await #expect(throws: FrameRateClientError.daemonNotRunning(path: path)) {
+        await #expect(throws: FrameRateClientError.daemonNotRunning(SocketDiscovery(path: path, source: .option))) {
             _ = try await FrameRateConnection.connect(socketPath: path)
         }
     }
@@ -96,9 +100,9 @@ struct ConnectFailureTests {
     @Test(
         "errno mapping",
         arguments: [
-            (ENOENT, ConnectFailure.PathKind.missing, FrameRateClientError.daemonNotRunning(path: "/s")),
-            (ECONNREFUSED, .missing, .daemonNotRunning(path: "/s")),
-            (ECONNREFUSED, .socket, .daemonNotRunning(path: "/s")),
+            (ENOENT, ConnectFailure.PathKind.missing, FrameRateClientError.daemonNotRunning(ConnectFailureTests.target)),
+            (ECONNREFUSED, .missing, .daemonNotRunning(ConnectFailureTests.target)),
+            (ECONNREFUSED, .socket, .daemonNotRunning(ConnectFailureTests.target)),
             (ECONNREFUSED, .other("a regular file"), .connectionFailed(path: "/s", reason: "the path exists but is a regular file, not a socket")),
             (EACCES, .socket, .permissionDenied(path: "/s")),
             (EPERM, .socket, .permissionDenied(path: "/s")),
@@ -107,16 +111,17 @@ struct ConnectFailureTests {
         ] as [(Int32, ConnectFailure.PathKind, FrameRateClientError)]
     )
     func errnoMapping(errno: Int32, kind: ConnectFailure.PathKind, expected: FrameRateClientError) {
-        #expect(ConnectFailure.map(errno: errno, path: "/s", kind: kind) == expected)
+        #expect(ConnectFailure.map(errno: errno, target: Self.target, kind: kind) == expected)
         if kind == .missing {
             // Through the IOError NIO throws, for a path with nothing at it.
-            #expect(ConnectFailure.map(IOError(errnoCode: errno, reason: "connect"), path: "/nonexistent/\(errno).sock").status == expected.status)
+            let missing = SocketDiscovery(path: "/nonexistent/\(errno).sock", source: .option)
+            #expect(ConnectFailure.map(IOError(errnoCode: errno, reason: "connect"), target: missing).status == expected.status)
         }
     }
 
     @Test("permission denied names the path and what to do")
     func permissionDeniedText() {
-        let error = ConnectFailure.map(errno: EACCES, path: "/run/framerated.sock", kind: .socket)
+        let error = ConnectFailure.map(errno: EACCES, target: SocketDiscovery(path: "/run/framerated.sock", source: .option), kind: .socket)
         #expect(error.status == .permissionDenied)
         #expect(error.description.hasPrefix("permission denied connecting to /run/framerated.sock: "))
         #expect(error.description.contains("framerated --socket PATH"))

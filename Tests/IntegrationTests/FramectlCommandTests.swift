@@ -252,9 +252,77 @@ struct FramectlCommandTests {
         let run = try TestProcess(executable: Paths.framectl, arguments: ["status", "--socket", path], stderrURL: directory.appendingPathComponent("framectl.log"))
         #expect(await run.waitForExit() == 1)
         #expect(run.output.isEmpty)
-        #expect(run.stderr.hasPrefix("framectl: error: framerated is not running: nothing is listening on \(path)."), "\(run.stderr)")
+        #expect(
+            run.stderr.hasPrefix("framectl: error: framerated is not running: nothing is listening on \(path) (the socket asked for)."),
+            "\(run.stderr)"
+        )
         #expect(run.stderr.contains("`framerated --socket \(path)`"))
-        #expect(run.stderr.contains("`systemctl start framerated`"))
+        // Only that path was tried: no advice about the system daemon.
+        #expect(!run.stderr.contains("systemctl"))
+    }
+
+    @Test("by default framectl finds the per-user daemon in $XDG_RUNTIME_DIR")
+    func perUserDaemon() async throws {
+        let daemon = try await Daemon.start()
+        defer { daemon.kill() }
+        let runtime = URL(fileURLWithPath: daemon.socket).deletingLastPathComponent().path
+        let run = try TestProcess(
+            executable: "/usr/bin/env", arguments: ["-u", "FRAMERATED_SOCKET", "XDG_RUNTIME_DIR=\(runtime)", Paths.framectl, "health"],
+            stderrURL: daemon.directory.appendingPathComponent("framectl-health.log")
+        )
+        #expect(await run.waitForExit() == 0, "\(run.stderr)")
+        #expect(run.output == ["SERVING"])
+    }
+
+    @Test(
+        "a daemon run by another user is refused, naming its uid and path; that user's own framectl uses it",
+        .enabled(if: canRunAsNobody, "needs root, runuser and the nobody account")
+    )
+    func untrustedDaemon() async throws {
+        let directory = try Paths.temporaryDirectory()
+        #expect(chmod(directory.path, 0o755) == 0)
+        #expect(chown(directory.path, 65534, 65534) == 0)
+        let socket = directory.appendingPathComponent("framerated.sock").path
+        let daemon = try TestProcess(
+            executable: "/usr/bin/setpriv",
+            arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", Paths.framerated, "--socket", socket],
+            stderrURL: directory.appendingPathComponent("framerated.log")
+        )
+        defer { daemon.signal(SIGKILL) }
+        // Ready once it listens: from then on this client refuses it (polled with backoff, no fixed sleep).
+        let deadline = ContinuousClock.now + .seconds(20)
+        var backoff = Duration.milliseconds(1)
+        var refusal: FrameRateClientError?
+        while refusal == nil, daemon.isRunning, ContinuousClock.now < deadline {
+            do {
+                let connection = try await FrameRateConnection.connect(socketPath: socket)
+                await connection.close()
+                Issue.record("connected to a daemon run by uid 65534")
+                return
+            } catch .untrustedDaemon(let path, let uid) {
+                refusal = .untrustedDaemon(path: path, uid: uid)
+            } catch {
+                try await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .milliseconds(50))
+            }
+        }
+        #expect(refusal == .untrustedDaemon(path: socket, uid: 65534), "\(daemon.stderr)")
+
+        let asRoot = try TestProcess(
+            executable: Paths.framectl, arguments: ["health", "--socket", socket], stderrURL: directory.appendingPathComponent("framectl-root.log")
+        )
+        #expect(await asRoot.waitForExit() == 1)
+        #expect(asRoot.output.isEmpty)
+        #expect(
+            asRoot.stderr.hasPrefix("framectl: error: refusing the daemon at \(socket): the process listening there runs as uid 65534,"),
+            "\(asRoot.stderr)"
+        )
+        let asNobody = try TestProcess(
+            executable: "/usr/sbin/runuser", arguments: ["-u", "nobody", "--", Paths.framectl, "health", "--socket", socket],
+            stderrURL: directory.appendingPathComponent("framectl-nobody.log")
+        )
+        #expect(await asNobody.waitForExit() == 0, "\(asNobody.stderr)")
+        #expect(asNobody.output == ["SERVING"])
     }
 
     @Test("an inverted range exits 2 with the rule, before contacting any daemon")

@@ -182,6 +182,31 @@ struct MultiProcessTests {
         third.signal(SIGTERM)
         #expect(await third.waitForExit() == 0)
     }
+
+    @Test(
+        "a non-root daemon with no socket path refuses to start, asking for --socket or XDG_RUNTIME_DIR (no /tmp fallback)",
+        .enabled(if: getuid() == 0, "needs root to run the daemon as uid 65534")
+    )
+    func noDefaultSocketPath() async throws {
+        let directory = try Paths.temporaryDirectory()
+        let daemon = try TestProcess(
+            executable: "/usr/bin/env",
+            arguments: [
+                "-u", "XDG_RUNTIME_DIR", "-u", "FRAMERATED_SOCKET", "-u", "LISTEN_FDS", "-u", "LISTEN_PID",
+                "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", Paths.framerated,
+            ],
+            stderrURL: directory.appendingPathComponent("framerated.log")
+        )
+        #expect(await daemon.waitForExit() == 1)
+        #expect(
+            daemon.stderr.hasPrefix(
+                "framerated: error: no socket path: uid 65534 is not root and XDG_RUNTIME_DIR is not set, so there is no private place for the socket. "
+                    + "Pass --socket PATH (in a directory only you can write to) or set XDG_RUNTIME_DIR (or FRAMERATED_SOCKET)."
+            ),
+            "\(daemon.stderr)"
+        )
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/framerated-65534.sock"))
+    }
 }
 
 extension FrameRateConnection {

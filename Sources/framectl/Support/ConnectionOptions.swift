@@ -7,18 +7,20 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The daemon's socket (now: \(SocketPath.resolve())).",
-            discussion: "Default: $FRAMERATED_SOCKET, else \(SocketPath.system) for root, "
-                + "else $XDG_RUNTIME_DIR/framerated.sock, else /tmp/framerated-UID.sock.",
+            "The daemon's socket (now: \(SocketPath.discover().path)).",
+            discussion: "Default: $FRAMERATED_SOCKET, else $XDG_RUNTIME_DIR/framerated.sock when that socket exists "
+                + "(your own daemon), else \(SocketPath.system) (the system daemon). Whoever answers must be root, "
+                + "the framerated user or you.",
             valueName: "path"
         )
     )
     var socket: String?
 
-    /// Connects to the daemon at the resolved path; with `reconnect`, a connection
+    /// Connects to the daemon at `--socket`, else the one found by the default
+    /// rule (``SocketPath/discover(explicit:environment:isSocket:)``); with `reconnect`, a connection
     /// that drops later is made again (only `register` asks for that: one-shot
     /// commands fail fast).
     func connect(reconnect: ReconnectPolicy? = nil) async throws(FrameRateClientError) -> FrameRateConnection {
-        try await FrameRateConnection.connect(socketPath: SocketPath.resolve(explicit: socket), reconnect: reconnect)
+        try await FrameRateConnection.connect(socketPath: socket, reconnect: reconnect)
     }
 }

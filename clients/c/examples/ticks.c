@@ -53,9 +53,7 @@ int main(int argc, char **argv) {
     fr_conn *conn;
     int rc = fr_connect(socket_path, &conn);
     if (rc != FR_OK) {
-        char path[256];
-        fr_socket_path(socket_path, path, sizeof path);
-        fprintf(stderr, "ticks: %s: %s\n", path, fr_strerror(rc));
+        fprintf(stderr, "ticks: %s\n", *fr_connect_error() ? fr_connect_error() : fr_strerror(rc));
         return 1;
     }
     fr_link *link;

@@ -66,7 +66,8 @@ typedef enum fr_err {
     FR_ETIMEDOUT = -8,   /* no tick or answer within the timeout */
     FR_ECLOSED = -9,     /* the connection is closed and will not reconnect */
     FR_ERPC = -10,       /* the daemon answered with an error: see fr_last_error() */
-    FR_EENDED = -11      /* the link has ended: see fr_link_error() */
+    FR_EENDED = -11,     /* the link has ended: see fr_link_error() */
+    FR_EUNTRUSTED = -12  /* the process on the socket is not root, the framerated user or you: see fr_connect_error() */
 } fr_err;
 
 /* gRPC status codes, as fr_error.grpc_code. */
@@ -134,14 +135,22 @@ typedef struct fr_link fr_link;
 /* A sentence for an fr_err. */
 FR_API const char *fr_strerror(int err);
 
-/* The socket path by the rule framectl uses: explicit_path if non-empty, else
- * $FRAMERATED_SOCKET, else /run/framerated/framerated.sock for root, else
- * $XDG_RUNTIME_DIR/framerated.sock, else /tmp/framerated-UID.sock.
- * Returns FR_OK, or FR_EINVAL when buf is too small. */
+/* The socket path by the rule framectl uses (docs/protocol.md, "Finding the
+ * daemon"), the same for root: explicit_path if non-empty, else
+ * $FRAMERATED_SOCKET, else $XDG_RUNTIME_DIR/framerated.sock when a socket
+ * exists there (the per-user daemon), else /run/framerated/framerated.sock
+ * (the system daemon). Returns FR_OK, or FR_EINVAL when buf is too small. */
 FR_API int fr_socket_path(const char *explicit_path, char *buf, size_t size);
 
-/* Connects; path NULL or "" resolves it with fr_socket_path. */
+/* Connects; path NULL or "" finds it with fr_socket_path. The process listening
+ * there must be root, the `framerated` service user or this process's effective
+ * user (SO_PEERCRED; checked on every reconnect too), else FR_EUNTRUSTED.
+ * On failure fr_connect_error() says why: for FR_ENOTRUNNING, every path tried. */
 FR_API int fr_connect(const char *path, fr_conn **out);
+/* A sentence for the latest failed connect in this thread (fr_connect, or a
+ * reconnect attempt): the paths tried, the untrusted uid and path, ...; "" after
+ * a connect that succeeded. Valid until the thread's next connect. */
+FR_API const char *fr_connect_error(void);
 /* Closes the connection (the daemon releases its links) and frees every fr_link of it. */
 FR_API void fr_close(fr_conn *conn);
 

@@ -39,6 +39,10 @@ void fr__msg_clear(fr_msg *msg);
 /* A connection over an already connected stream socket (tests); reconnect is off. */
 int fr__conn_from_fd(int fd, fr_conn **out);
 
+/* Whether a daemon running as peer_uid is trusted by a client running as own_uid:
+ * root, own_uid, or the framerated service user's uid (when that user exists). */
+int fr__trusts_uid(unsigned peer_uid, unsigned own_uid, int has_service_uid, unsigned service_uid);
+
 /* gRPC status number of a status name (FR_GRPC_UNKNOWN if unknown). */
 int fr__grpc_code(const char *status);
 

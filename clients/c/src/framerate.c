@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +66,15 @@ struct fr_link {
     fr_error why;
 };
 
+/* How the socket path was chosen (docs/protocol.md, "Finding the daemon"). */
+enum { SRC_EXPLICIT, SRC_ENVIRONMENT, SRC_PER_USER, SRC_SYSTEM };
+
 struct fr_conn {
     int fd;
     int has_path;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int source;              /* SRC_*: how path was chosen */
+    char per_user[PATH_MAX]; /* SRC_SYSTEM: the per-user path looked at first (no socket there), or "" */
     char *buf;
     size_t len;
     size_t cap;
@@ -140,8 +147,8 @@ const char *fr_strerror(int err) {
     case FR_EINVAL: return "invalid argument";
     case FR_ENOMEM: return "out of memory";
     case FR_ENOTRUNNING:
-        return "framerated is not running (nothing listens on the socket); start it with `framerated --socket PATH` "
-               "or `systemctl start framerated.socket`, or set $FRAMERATED_SOCKET to a running daemon's socket";
+        return "framerated is not running: nothing listens on the socket (fr_connect_error() names every path tried "
+               "and what to do)";
     case FR_EACCES: return "permission denied connecting to the framerated socket";
     case FR_ECONNECT: return "cannot connect to the framerated socket (path too long, or not a socket)";
     case FR_EIO: return "input/output error on the framerated socket";
@@ -150,20 +157,127 @@ const char *fr_strerror(int err) {
     case FR_ECLOSED: return "the connection to framerated is closed";
     case FR_ERPC: return "framerated answered with an error (see fr_last_error)";
     case FR_EENDED: return "the display link has ended (see fr_link_error)";
+    case FR_EUNTRUSTED:
+        return "the process listening on the socket runs as a user that is neither root, the framerated service user "
+               "nor you (fr_connect_error() names its uid)";
     default: return "unknown error";
     }
 }
 
-int fr_socket_path(const char *explicit_path, char *buf, size_t size) {
+/* ---- finding the daemon, and who answers ------------------------------------- */
+
+#define SYSTEM_SOCKET "/run/framerated/framerated.sock"
+#define PER_USER_NAME "framerated.sock"
+#define SERVICE_USER "framerated"
+
+/* The latest connect failure of this thread, as a sentence (fr_connect_error). */
+static _Thread_local char connect_error[PATH_MAX + 1024];
+
+static int is_socket(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* The rule: explicit, else $FRAMERATED_SOCKET, else $XDG_RUNTIME_DIR/framerated.sock
+ * when a socket exists there, else the system socket. *source gets SRC_*; per_user
+ * (if not NULL) the per-user path looked at and passed over, or "". */
+static int find_socket(const char *explicit_path, char *buf, size_t size, int *source, char *per_user, size_t per_user_size) {
     if (buf == NULL || size == 0) return FR_EINVAL;
-    int n;
-    const char *env;
-    if (explicit_path && *explicit_path) n = snprintf(buf, size, "%s", explicit_path);
-    else if ((env = getenv("FRAMERATED_SOCKET")) && *env) n = snprintf(buf, size, "%s", env);
-    else if (geteuid() == 0) n = snprintf(buf, size, "%s", "/run/framerated/framerated.sock");
-    else if ((env = getenv("XDG_RUNTIME_DIR")) && *env) n = snprintf(buf, size, "%s/framerated.sock", env);
-    else n = snprintf(buf, size, "/tmp/framerated-%u.sock", (unsigned)geteuid());
+    if (per_user && per_user_size) per_user[0] = '\0';
+    const char *env, *chosen;
+    char candidate[PATH_MAX];
+    int from;
+    if (explicit_path && *explicit_path) {
+        chosen = explicit_path;
+        from = SRC_EXPLICIT;
+    } else if ((env = getenv("FRAMERATED_SOCKET")) && *env) {
+        chosen = env;
+        from = SRC_ENVIRONMENT;
+    } else {
+        chosen = SYSTEM_SOCKET;
+        from = SRC_SYSTEM;
+        if ((env = getenv("XDG_RUNTIME_DIR")) && *env) {
+            size_t len = strlen(env);
+            int n = snprintf(candidate, sizeof candidate, "%s%s" PER_USER_NAME, env, env[len - 1] == '/' ? "" : "/");
+            if (n > 0 && (size_t)n < sizeof candidate) {
+                if (is_socket(candidate)) {
+                    chosen = candidate;
+                    from = SRC_PER_USER;
+                } else if (per_user && per_user_size) {
+                    snprintf(per_user, per_user_size, "%s", candidate);
+                }
+            }
+        }
+    }
+    if (source) *source = from;
+    int n = snprintf(buf, size, "%s", chosen);
     return (n < 0 || (size_t)n >= size) ? FR_EINVAL : FR_OK;
+}
+
+int fr_socket_path(const char *explicit_path, char *buf, size_t size) {
+    return find_socket(explicit_path, buf, size, NULL, NULL, 0);
+}
+
+const char *fr_connect_error(void) { return connect_error; }
+
+int fr__trusts_uid(unsigned peer_uid, unsigned own_uid, int has_service_uid, unsigned service_uid) {
+    return peer_uid == 0 || peer_uid == own_uid || (has_service_uid && peer_uid == service_uid);
+}
+
+/* The framerated service user's uid (getpwnam_r); 0 when there is no such user. */
+static int service_uid(uid_t *uid) {
+    struct passwd entry, *found = NULL;
+    char buffer[16384];
+    if (getpwnam_r(SERVICE_USER, &entry, buffer, sizeof buffer, &found) != 0 || found == NULL) return 0;
+    *uid = entry.pw_uid;
+    return 1;
+}
+
+/* The uid of the process listening at the other end of `fd` (SO_PEERCRED);
+ * struct ucred is declared here because glibc hides it behind _GNU_SOURCE. */
+static int peer_uid(int fd, uid_t *uid) {
+    struct {
+        pid_t pid;
+        uid_t uid;
+        gid_t gid;
+    } credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0 || length != sizeof credentials) return -1;
+    *uid = credentials.uid;
+    return 0;
+}
+
+/* Sets connect_error for "nothing listens": the paths tried and the advice that fits them. */
+static void explain_not_running(const char *path, int source, const char *per_user) {
+    char *e = connect_error;
+    size_t n = sizeof connect_error;
+    switch (source) {
+    case SRC_EXPLICIT:
+        snprintf(e, n, "framerated is not running: nothing is listening on %s (the socket asked for). Start a daemon there "
+                 "with `framerated --socket %s`, or leave the path out to find the default daemon.", path, path);
+        break;
+    case SRC_ENVIRONMENT:
+        snprintf(e, n, "framerated is not running: nothing is listening on %s (from $FRAMERATED_SOCKET). Start a daemon "
+                 "there with `framerated --socket %s`, or unset FRAMERATED_SOCKET to find the default daemon.", path, path);
+        break;
+    case SRC_PER_USER:
+        snprintf(e, n, "framerated is not running: nothing is listening on %s, your per-user daemon's socket "
+                 "($XDG_RUNTIME_DIR/framerated.sock; the system daemon is not tried while that socket exists). Start your "
+                 "daemon with `framerated`, or remove the stale socket to use the system daemon at " SYSTEM_SOCKET ".", path);
+        break;
+    default:
+        if (per_user && *per_user)
+            snprintf(e, n, "framerated is not running: tried %s (no socket there: no per-user daemon) and %s (nothing "
+                     "listening: no system daemon). Start the system daemon with `systemctl start framerated.socket`, or "
+                     "your own with `framerated`, or name a socket with the path argument or $FRAMERATED_SOCKET.",
+                     per_user, path);
+        else
+            snprintf(e, n, "framerated is not running: tried %s (nothing listening: no system daemon; XDG_RUNTIME_DIR is "
+                     "not set, so no per-user daemon was looked for). Start the system daemon with `systemctl start "
+                     "framerated.socket`, or your own with `framerated --socket PATH` and name it with the path argument "
+                     "or $FRAMERATED_SOCKET.", path);
+        break;
+    }
 }
 
 /* ---- a string builder for requests ------------------------------------- */
@@ -460,15 +574,26 @@ static void unlink_link(fr_conn *conn, fr_link *link) {
 
 /* ---- the socket ------------------------------------------------------------ */
 
-static int open_socket(const char *path, int *fd_out) {
+/* Connects to conn->path and checks who listens there: root, the framerated user
+ * or this process's user. On failure sets connect_error (this thread) and
+ * returns FR_ENOTRUNNING, FR_EACCES, FR_ECONNECT, FR_EUNTRUSTED, FR_ENOMEM or FR_EIO. */
+static int open_socket(const fr_conn *conn, int *fd_out) {
+    const char *path = conn->path;
     struct sockaddr_un addr;
     memset(&addr, 0, sizeof addr);
     addr.sun_family = AF_UNIX;
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof addr.sun_path) return FR_ECONNECT;
+    if (n == 0 || n >= sizeof addr.sun_path) {
+        snprintf(connect_error, sizeof connect_error, "cannot connect to %s: the path is too long for a Unix socket "
+                 "(at most %zu bytes)", path, sizeof addr.sun_path - 1);
+        return FR_ECONNECT;
+    }
     memcpy(addr.sun_path, path, n);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return errno == ENOMEM || errno == ENOBUFS ? FR_ENOMEM : FR_EIO;
+    if (fd < 0) {
+        snprintf(connect_error, sizeof connect_error, "cannot create a socket: %s", strerror(errno));
+        return errno == ENOMEM || errno == ENOBUFS ? FR_ENOMEM : FR_EIO;
+    }
     int rc;
     do rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
     while (rc < 0 && errno == EINTR);
@@ -477,17 +602,44 @@ static int open_socket(const char *path, int *fd_out) {
         close(fd);
         struct stat st;
         switch (err) {
-        case ENOENT: return FR_ENOTRUNNING;
         case ECONNREFUSED:
-            if (stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) return FR_ECONNECT;
+            if (stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) break;
+            /* fall through */
+        case ENOENT:
+            explain_not_running(path, conn->source, conn->per_user);
             return FR_ENOTRUNNING;
         case EACCES:
-        case EPERM: return FR_EACCES;
-        default: return FR_ECONNECT;
+        case EPERM:
+            snprintf(connect_error, sizeof connect_error, "permission denied connecting to %s: your user may not use "
+                     "this daemon's socket. Ask an administrator for access, or run your own daemon with "
+                     "`framerated --socket PATH`.", path);
+            return FR_EACCES;
+        default:
+            break;
         }
+        snprintf(connect_error, sizeof connect_error, "cannot connect to %s: %s", path,
+                 err == ECONNREFUSED || err == ENOTSOCK ? "the path exists but is not a socket" : strerror(err));
+        return FR_ECONNECT;
+    }
+    uid_t uid, service = 0;
+    if (peer_uid(fd, &uid) != 0) {
+        snprintf(connect_error, sizeof connect_error, "cannot connect to %s: cannot tell who is listening (SO_PEERCRED: "
+                 "%s), so it is not trusted", path, strerror(errno));
+        close(fd);
+        return FR_ECONNECT;
+    }
+    int has_service = service_uid(&service);
+    if (!fr__trusts_uid(uid, geteuid(), has_service, service)) {
+        snprintf(connect_error, sizeof connect_error, "refusing the daemon at %s: the process listening there runs as uid "
+                 "%u, which is neither root, the framerated service user nor you, so it may be impersonating framerated. "
+                 "Check who owns that socket, and name the real daemon's socket with the path argument or "
+                 "$FRAMERATED_SOCKET.", path, (unsigned)uid);
+        close(fd);
+        return FR_EUNTRUSTED;
     }
     struct timeval tv = { 5, 0 };
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    connect_error[0] = '\0';
     *fd_out = fd;
     return FR_OK;
 }
@@ -809,9 +961,11 @@ static int rebind_all(fr_conn *conn) {
 
 static void give_up(fr_conn *conn, int err) {
     fr_error why;
-    set_error(&why, FR_GRPC_UNAVAILABLE, "framerated did not come back at %s within %d ms: %s", conn->path,
-              conn->reconnect_timeout_ms, fr_strerror(err));
-    end_everything(conn, err == FR_ENOTRUNNING || err == FR_EACCES || err == FR_ECONNECT ? err : FR_ECLOSED, &why);
+    int connect_failed = err == FR_ENOTRUNNING || err == FR_EACCES || err == FR_ECONNECT || err == FR_EUNTRUSTED;
+    set_error(&why, err == FR_EUNTRUSTED || err == FR_EACCES ? FR_GRPC_PERMISSION_DENIED : FR_GRPC_UNAVAILABLE,
+              "framerated did not come back at %s within %d ms: %s", conn->path, conn->reconnect_timeout_ms,
+              connect_failed && connect_error[0] ? connect_error : fr_strerror(err));
+    end_everything(conn, connect_failed ? err : FR_ECLOSED, &why);
 }
 
 /* Makes sure the socket is up, reconnecting (and re-registering) until
@@ -830,7 +984,7 @@ static int conn_ensure(fr_conn *conn, int64_t deadline) {
         int window_over = conn->reconnect_timeout_ms >= 0 && now - conn->lost_at >= conn->reconnect_timeout_ms;
         if (now >= conn->next_attempt || window_over) {
             int fd;
-            int rc = open_socket(conn->path, &fd);
+            int rc = open_socket(conn, &fd);
             if (rc == FR_OK) {
                 conn->fd = fd;
                 conn->healthy = 0;
@@ -938,12 +1092,14 @@ int fr_connect(const char *path, fr_conn **out) {
     *out = NULL;
     fr_conn *conn = conn_new();
     if (conn == NULL) return FR_ENOMEM;
-    if (fr_socket_path(path, conn->path, sizeof conn->path) != FR_OK) {
+    if (find_socket(path, conn->path, sizeof conn->path, &conn->source, conn->per_user, sizeof conn->per_user) != FR_OK) {
+        snprintf(connect_error, sizeof connect_error, "cannot connect: the socket path is too long for a Unix socket "
+                 "(at most %zu bytes)", sizeof conn->path - 1);
         free(conn);
-        return FR_ECONNECT; /* too long for a Unix socket */
+        return FR_ECONNECT;
     }
     conn->has_path = 1;
-    int rc = open_socket(conn->path, &conn->fd);
+    int rc = open_socket(conn, &conn->fd);
     if (rc != FR_OK) {
         free(conn);
         return rc;

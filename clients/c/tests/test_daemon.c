@@ -33,7 +33,7 @@ typedef struct daemon_proc {
     pid_t pid;
     int starts;
     double started_at; /* CLOCK_MONOTONIC when the latest daemon was spawned */
-    char *extra[4];    /* more flags, NULL-terminated */
+    char *extra[6];    /* more flags, NULL-terminated */
 } daemon_proc;
 
 static daemon_proc daemon_;
@@ -89,7 +89,8 @@ static void daemon_start(daemon_proc *d) {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    char *argv[] = { d->bin, "--socket", d->socket, "--log-target", "stderr", d->extra[0], d->extra[1], d->extra[2], NULL };
+    char *argv[] = { d->bin, "--socket", d->socket, "--log-target", "stderr", d->extra[0], d->extra[1], d->extra[2],
+                    d->extra[3], d->extra[4], NULL };
     d->started_at = now_s();
     if (posix_spawn(&d->pid, d->bin, &actions, NULL, argv, environ) != 0) {
         fprintf(stderr, "cannot start %s: %s (build it with `swift build --product framerated` or set FRAMERATED_BIN_DIR)\n",
@@ -112,6 +113,18 @@ static void daemon_start(daemon_proc *d) {
         sleep_s(delay);
         delay = delay * 2 > 0.2 ? 0.2 : delay * 2;
     }
+}
+
+/* 1 when the latest daemon's log holds `text`. */
+static int log_contains(const daemon_proc *d, const char *text) {
+    char log[160], buf[65536];
+    snprintf(log, sizeof log, "%s/framerated-%d.log", d->dir, d->starts - 1);
+    FILE *file = fopen(log, "r");
+    if (file == NULL) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, file);
+    fclose(file);
+    buf[n] = '\0';
+    return strstr(buf, text) != NULL;
 }
 
 static void daemon_stop(daemon_proc *d) {
@@ -229,40 +242,165 @@ static void drain(fr_link *link) {
 
 /* ---- tests -------------------------------------------------------------------- */
 
-static void test_socket_path_rule(void) {
+/* Sets `name` to `value`, or unsets it for NULL. */
+static void env_set(const char *name, const char *value) {
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+}
+
+/* A socket listening at `path`, or -1. */
+static int listen_at(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    if (fd < 0 || strlen(path) >= sizeof addr.sun_path) return -1;
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 4) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int path_is_socket(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+#define SYSTEM_SOCKET "/run/framerated/framerated.sock"
+
+/* docs/protocol.md, "Finding the daemon": explicit, $FRAMERATED_SOCKET, the
+ * per-user socket when one exists, else the system socket; root alike. */
+static void test_socket_discovery(void) {
     char *saved_socket = getenv("FRAMERATED_SOCKET") ? strdup(getenv("FRAMERATED_SOCKET")) : NULL;
     char *saved_runtime = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
-    char path[256], expected[64];
+    char runtime[64] = "/tmp/frxdg-XXXXXX", per_user[128], slash[80], path[256];
+    CHECK(mkdtemp(runtime) != NULL);
+    snprintf(per_user, sizeof per_user, "%s/framerated.sock", runtime);
+    snprintf(slash, sizeof slash, "%s/", runtime);
+
     setenv("FRAMERATED_SOCKET", "/x/env.sock", 1);
-    setenv("XDG_RUNTIME_DIR", "/run/user/1000", 1);
+    setenv("XDG_RUNTIME_DIR", runtime, 1);
     CHECK(fr_socket_path("/explicit.sock", path, sizeof path) == FR_OK && strcmp(path, "/explicit.sock") == 0);
     CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, "/x/env.sock") == 0);
     CHECK(fr_socket_path("", path, sizeof path) == FR_OK && strcmp(path, "/x/env.sock") == 0);
     setenv("FRAMERATED_SOCKET", "", 1);
-    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK);
-    CHECK(strcmp(path, geteuid() == 0 ? "/run/framerated/framerated.sock" : "/run/user/1000/framerated.sock") == 0);
-    unsetenv("FRAMERATED_SOCKET");
+    /* No socket at the per-user path (nothing, then a regular file): the system daemon. */
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, SYSTEM_SOCKET) == 0);
+    FILE *file = fopen(per_user, "w");
+    CHECK(file != NULL);
+    if (file) fclose(file);
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, SYSTEM_SOCKET) == 0);
+    unlink(per_user);
+    /* A per-user socket: chosen (with or without a trailing slash on the directory). */
+    int listener = listen_at(per_user);
+    CHECK(listener >= 0);
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, per_user) == 0);
+    setenv("XDG_RUNTIME_DIR", slash, 1);
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, per_user) == 0);
+    /* No runtime directory (root's usual case): the system socket; no /tmp fallback. */
     unsetenv("XDG_RUNTIME_DIR");
-    snprintf(expected, sizeof expected, "/tmp/framerated-%u.sock", (unsigned)geteuid());
-    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK);
-    CHECK(strcmp(path, geteuid() == 0 ? "/run/framerated/framerated.sock" : expected) == 0);
+    CHECK(fr_socket_path(NULL, path, sizeof path) == FR_OK && strcmp(path, SYSTEM_SOCKET) == 0);
     CHECK(fr_socket_path("/a/rather/long/path.sock", path, 8) == FR_EINVAL);
-    if (saved_socket) setenv("FRAMERATED_SOCKET", saved_socket, 1);
-    if (saved_runtime) setenv("XDG_RUNTIME_DIR", saved_runtime, 1);
-    free(saved_socket);
-    free(saved_runtime);
-    /* $FRAMERATED_SOCKET finds the daemon. */
-    char *before = getenv("FRAMERATED_SOCKET") ? strdup(getenv("FRAMERATED_SOCKET")) : NULL;
-    setenv("FRAMERATED_SOCKET", daemon_.socket, 1);
-    fr_conn *conn = NULL;
-    CHECK(fr_connect(NULL, &conn) == FR_OK && strcmp(fr_conn_path(conn), daemon_.socket) == 0);
+
+    /* A stale per-user socket (its daemon is gone) is still the one tried, and the error says so. */
+    setenv("XDG_RUNTIME_DIR", runtime, 1);
+    close(listener);
+    fr_conn *conn = (fr_conn *)1;
+    CHECK(fr_connect(NULL, &conn) == FR_ENOTRUNNING && conn == NULL);
+    snprintf(path, sizeof path, "nothing is listening on %s, your per-user daemon's socket", per_user);
+    CHECK_MSG(strstr(fr_connect_error(), path) != NULL, "%s", fr_connect_error());
+    CHECK(strstr(fr_connect_error(), "systemctl") == NULL);
+    unlink(per_user);
+    /* Nothing per-user: both paths are named (unless a system daemon runs on this machine). */
+    if (!path_is_socket(SYSTEM_SOCKET)) {
+        CHECK(fr_connect(NULL, &conn) == FR_ENOTRUNNING && conn == NULL);
+        snprintf(path, sizeof path, "tried %s (no socket there: no per-user daemon) and " SYSTEM_SOCKET " (nothing listening",
+                 per_user);
+        CHECK_MSG(strstr(fr_connect_error(), path) != NULL, "%s", fr_connect_error());
+        CHECK(strstr(fr_connect_error(), "systemctl start framerated.socket") != NULL);
+        unsetenv("XDG_RUNTIME_DIR");
+        CHECK(fr_connect(NULL, &conn) == FR_ENOTRUNNING && conn == NULL);
+        CHECK_MSG(strstr(fr_connect_error(), "tried " SYSTEM_SOCKET " (nothing listening: no system daemon; XDG_RUNTIME_DIR "
+                                             "is not set") != NULL, "%s", fr_connect_error());
+    }
+    rmdir(runtime);
+
+    /* The per-user daemon is found: the test daemon's socket is <dir>/framerated.sock. */
+    unsetenv("FRAMERATED_SOCKET");
+    setenv("XDG_RUNTIME_DIR", daemon_.dir, 1);
     char *result = NULL;
+    CHECK(fr_connect(NULL, &conn) == FR_OK && strcmp(fr_conn_path(conn), daemon_.socket) == 0);
+    CHECK(*fr_connect_error() == '\0');
     CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, &result) == FR_OK && strcmp(result, "{\"status\":\"SERVING\"}") == 0);
     fr_free(result);
     fr_close(conn);
-    if (before) setenv("FRAMERATED_SOCKET", before, 1);
-    else unsetenv("FRAMERATED_SOCKET");
-    free(before);
+    /* $FRAMERATED_SOCKET finds the daemon. */
+    unsetenv("XDG_RUNTIME_DIR");
+    setenv("FRAMERATED_SOCKET", daemon_.socket, 1);
+    CHECK(fr_connect(NULL, &conn) == FR_OK && strcmp(fr_conn_path(conn), daemon_.socket) == 0);
+    result = NULL;
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, &result) == FR_OK && strcmp(result, "{\"status\":\"SERVING\"}") == 0);
+    fr_free(result);
+    fr_close(conn);
+    env_set("FRAMERATED_SOCKET", saved_socket);
+    env_set("XDG_RUNTIME_DIR", saved_runtime);
+    free(saved_socket);
+    free(saved_runtime);
+}
+
+/* Root, the framerated user and the caller are trusted; nobody else. */
+static void test_trust_rule(void) {
+    CHECK(fr__trusts_uid(0, 1000, 1, 999) && fr__trusts_uid(1000, 1000, 1, 999) && fr__trusts_uid(999, 1000, 1, 999));
+    CHECK(!fr__trusts_uid(1001, 1000, 1, 999) && !fr__trusts_uid(65534, 1000, 1, 999));
+    CHECK(fr__trusts_uid(0, 1000, 0, 0) && fr__trusts_uid(1000, 1000, 0, 0));
+    CHECK(!fr__trusts_uid(999, 1000, 0, 999)); /* no framerated user: its would-be uid is nobody's */
+    CHECK(!fr__trusts_uid(1000, 0, 0, 0));
+}
+
+/* A listener run as uid 65534 (the test runs as root): refused, naming the uid and path. */
+static void test_untrusted_daemon(void) {
+    if (geteuid() != 0) {
+        printf("     (not root: cannot run a listener as another user)\n");
+        return;
+    }
+    char dir[64] = "/tmp/frfake-XXXXXX", path[128];
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK(chmod(dir, 0755) == 0 && chown(dir, 65534, 65534) == 0);
+    snprintf(path, sizeof path, "%s/framerated.sock", dir);
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    pid_t child = fork();
+    if (child == 0) {
+        close(ready[0]);
+        if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+        int fd = listen_at(path);
+        if (fd < 0) _exit(4);
+        if (write(ready[1], "r", 1) != 1) _exit(5);
+        for (;;) pause();
+    }
+    close(ready[1]);
+    char byte = 0;
+    CHECK(child > 0 && read(ready[0], &byte, 1) == 1 && byte == 'r');
+    close(ready[0]);
+
+    char expected[400];
+    snprintf(expected, sizeof expected, "refusing the daemon at %s: the process listening there runs as uid 65534, "
+             "which is neither root, the framerated service user nor you", path);
+    fr_conn *conn = (fr_conn *)1;
+    CHECK(fr_connect(path, &conn) == FR_EUNTRUSTED && conn == NULL);
+    CHECK_MSG(strncmp(fr_connect_error(), expected, strlen(expected)) == 0, "%s", fr_connect_error());
+    char *saved = getenv("FRAMERATED_SOCKET") ? strdup(getenv("FRAMERATED_SOCKET")) : NULL;
+    setenv("FRAMERATED_SOCKET", path, 1);
+    CHECK(fr_connect(NULL, &conn) == FR_EUNTRUSTED && conn == NULL);
+    CHECK_MSG(strncmp(fr_connect_error(), expected, strlen(expected)) == 0, "%s", fr_connect_error());
+    env_set("FRAMERATED_SOCKET", saved);
+    free(saved);
+    CHECK(strstr(fr_strerror(FR_EUNTRUSTED), "neither root, the framerated service user nor you") != NULL);
+
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    unlink(path);
+    rmdir(dir);
 }
 
 static void test_connect_failures(void) {
@@ -270,16 +408,21 @@ static void test_connect_failures(void) {
     fr_conn *conn = (fr_conn *)1;
     snprintf(path, sizeof path, "%s/nobody-home.sock", daemon_.dir);
     CHECK(fr_connect(path, &conn) == FR_ENOTRUNNING && conn == NULL);
-    CHECK(strstr(fr_strerror(FR_ENOTRUNNING), "framerated --socket") != NULL);
+    char expected[600];
+    snprintf(expected, sizeof expected, "framerated is not running: nothing is listening on %s (the socket asked for). "
+             "Start a daemon there with `framerated --socket %s`", path, path);
+    CHECK_MSG(strncmp(fr_connect_error(), expected, strlen(expected)) == 0, "%s", fr_connect_error());
+    CHECK(strstr(fr_connect_error(), "systemctl") == NULL); /* only that path was tried */
     snprintf(path, sizeof path, "%s/framerated-0.log", daemon_.dir); /* a regular file */
     CHECK(fr_connect(path, &conn) == FR_ECONNECT);
+    CHECK_MSG(strstr(fr_connect_error(), "the path exists but is not a socket") != NULL, "%s", fr_connect_error());
     char long_path[300];
     memset(long_path, 'x', sizeof long_path - 1);
     long_path[0] = '/';
     long_path[sizeof long_path - 1] = '\0';
     CHECK(fr_connect(long_path, &conn) == FR_ECONNECT);
     CHECK(fr_connect(NULL, NULL) == FR_EINVAL);
-    for (int e = 0; e >= FR_EENDED - 1; e--) CHECK(fr_strerror(e) != NULL && *fr_strerror(e));
+    for (int e = 0; e >= FR_EUNTRUSTED - 1; e--) CHECK(fr_strerror(e) != NULL && *fr_strerror(e));
 }
 
 static void test_register_and_ticks(void) {
@@ -571,7 +714,17 @@ static void test_connection_limit_is_reported(void) {
     snprintf(limited.socket, sizeof limited.socket, "%s/limited.sock", daemon_.dir);
     limited.extra[0] = "--max-connections";
     limited.extra[1] = "1";
+    limited.extra[2] = "--log-level";
+    limited.extra[3] = "debug";
     daemon_start(&limited);
+    /* The readiness probe's connection holds the only slot until the daemon has seen
+     * it close; connecting before that would be refused. Wait for the daemon to say so. */
+    double deadline = now_s() + 5, delay = 0.005;
+    while (!log_contains(&limited, "client disconnected") && now_s() < deadline) {
+        sleep_s(delay);
+        delay = delay * 2 > 0.1 ? 0.1 : delay * 2;
+    }
+    CHECK(log_contains(&limited, "client disconnected"));
     fr_conn *first = NULL, *second = NULL;
     CHECK(fr_connect(limited.socket, &first) == FR_OK);
     CHECK(fr_call(first, "grpc.health.v1.Health/Check", NULL, NULL) == FR_OK);
@@ -641,7 +794,9 @@ int main(void) {
     daemon_start(&daemon_);
     printf("framerated %s on %s\n", daemon_.bin, daemon_.socket);
 
-    RUN(test_socket_path_rule);
+    RUN(test_socket_discovery);
+    RUN(test_trust_rule);
+    RUN(test_untrusted_daemon);
     RUN(test_connect_failures);
     RUN(test_register_and_ticks);
     RUN(test_register_errors);

@@ -55,7 +55,7 @@ async def main() -> None:
 if __name__ == "__main__":
     try:
         asyncio.run(main())
-    except framerate.DaemonNotRunning as error:
+    except (framerate.DaemonNotRunning, framerate.UntrustedDaemon) as error:
         raise SystemExit(str(error))
     except KeyboardInterrupt:
         pass

@@ -1,4 +1,4 @@
-"""Unit tests without a daemon: the socket-path rule, error mapping, tick parsing."""
+"""Unit tests without a daemon: error mapping, tick parsing (the socket rule: test_discovery.py)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,6 @@ import pytest
 
 import framerate
 from framerate.errors import error_from_response
-
-
-def test_socket_path_rule():
-    env = {"FRAMERATED_SOCKET": "/x/env.sock", "XDG_RUNTIME_DIR": "/run/user/1000"}
-    assert framerate.socket_path("/explicit.sock", env, 1000) == "/explicit.sock"
-    assert framerate.socket_path(None, env, 1000) == "/x/env.sock"
-    assert framerate.socket_path(None, env, 0) == "/x/env.sock"
-    assert framerate.socket_path("", {"FRAMERATED_SOCKET": ""}, 0) == "/run/framerated/framerated.sock"
-    assert framerate.socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/1000"}, 0) == "/run/framerated/framerated.sock"
-    assert framerate.socket_path(None, {"XDG_RUNTIME_DIR": "/run/user/1000"}, 1000) == "/run/user/1000/framerated.sock"
-    assert framerate.socket_path(None, {"XDG_RUNTIME_DIR": ""}, 1000) == "/tmp/framerated-1000.sock"
-    assert framerate.socket_path(None, {}, 65534) == "/tmp/framerated-65534.sock"
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,10 @@ Every instant (``Tick.timestamp``, ``Tick.target_timestamp``) is in seconds on
 ``CLOCK_MONOTONIC``, the clock :func:`time.monotonic` reads on Linux, so
 ``tick.target_timestamp - time.monotonic()`` is the working time left for a frame.
 
-The socket is found the way framectl finds it (:func:`socket_path`) unless a
-path is given. Errors are :class:`FrameRateError` subclasses named after the
+The socket is found the way framectl finds it (:func:`find_socket`) unless a
+path is given, and the process answering on it must be root, the ``framerated``
+service user or this process's own user (:class:`UntrustedDaemon` otherwise).
+Errors are :class:`FrameRateError` subclasses named after the
 gRPC status the daemon reports (``data.status``).
 """
 
@@ -50,8 +52,9 @@ from .errors import (
     Unavailable,
     Unimplemented,
     Unknown,
+    UntrustedDaemon,
 )
-from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, Tick, socket_path
+from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, SocketChoice, Tick, find_socket, socket_path
 
 __version__ = "0.1.0"
 
@@ -67,6 +70,8 @@ __all__ = [
     "LinkStatus",
     "Event",
     "socket_path",
+    "find_socket",
+    "SocketChoice",
     "SYSTEM_SOCKET_PATH",
     "FrameRateError",
     "Aborted",
@@ -89,4 +94,5 @@ __all__ = [
     "Unavailable",
     "Unimplemented",
     "Unknown",
+    "UntrustedDaemon",
 ]

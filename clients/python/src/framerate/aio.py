@@ -36,6 +36,7 @@ import random
 import stat
 from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
+from . import _trust
 from .errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -46,10 +47,11 @@ from .errors import (
     PermissionDenied,
     ProtocolError,
     Unavailable,
+    UntrustedDaemon,
     error_from_response,
     error_from_status,
 )
-from .types import Event, LinkStatus, Tick, socket_path
+from .types import Event, LinkStatus, SocketChoice, Tick, find_socket
 
 __all__ = ["connect", "Connection", "DisplayLink", "Watch"]
 
@@ -121,9 +123,10 @@ def connect(
 
     Args:
         path: the socket; ``None`` finds it the way framectl does
-            (:func:`framerate.socket_path`: ``$FRAMERATED_SOCKET``, then
-            ``/run/framerated/framerated.sock`` for root, then
-            ``$XDG_RUNTIME_DIR/framerated.sock``).
+            (:func:`framerate.find_socket`: ``$FRAMERATED_SOCKET``, else
+            ``$XDG_RUNTIME_DIR/framerated.sock`` when that socket exists, else
+            ``/run/framerated/framerated.sock``). Whoever listens there must be
+            root, the ``framerated`` user or this process's user.
         reconnect: reconnect and re-register links when the connection drops.
         reconnect_timeout: seconds to keep trying (``None``: forever); then every
             link ends with :class:`~framerate.DaemonNotRunning` (or
@@ -132,7 +135,8 @@ def connect(
             behind the oldest are dropped and counted in the next tick's ``skipped``.
 
     Raises:
-        DaemonNotRunning: nothing listens on the path.
+        DaemonNotRunning: nothing listens on the path (the message names every path tried).
+        UntrustedDaemon: another user's process listens there (a :class:`PermissionDenied`).
         PermissionDenied: this user may not connect to the socket.
         Unavailable: another connect failure.
     """
@@ -146,10 +150,15 @@ class Connection:
     closes. Use from one event loop; calls may be made concurrently from tasks.
     """
 
-    def __init__(self, path: str, *, reconnect: bool, reconnect_timeout: Optional[float], tick_buffer: int) -> None:
+    def __init__(
+        self, path: str, *, reconnect: bool, reconnect_timeout: Optional[float], tick_buffer: int,
+        choice: Optional[SocketChoice] = None,
+    ) -> None:
         if tick_buffer < 1:
             raise ValueError("tick_buffer must be at least 1")
         self.path = path
+        #: How :attr:`path` was chosen (for the error advice when nothing listens there).
+        self.choice = choice if choice is not None and choice.path == path else SocketChoice(path, "explicit")
         self._reconnect_enabled = reconnect
         self._reconnect_timeout = reconnect_timeout
         self._tick_buffer = tick_buffer
@@ -185,7 +194,8 @@ class Connection:
         tick_buffer: int = DEFAULT_TICK_BUFFER,
     ) -> "Connection":
         """Same as :func:`connect`."""
-        conn = cls(socket_path(path), reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer)
+        choice = find_socket(path)
+        conn = cls(choice.path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer, choice=choice)
         await conn._connect_once()
         conn._ready.set()
         return conn
@@ -392,7 +402,7 @@ class Connection:
         try:
             reader, writer = await asyncio.open_unix_connection(self.path, limit=LINE_LIMIT)
         except FileNotFoundError:
-            raise DaemonNotRunning(self.path) from None
+            raise DaemonNotRunning(self.path, choice=self.choice) from None
         except ConnectionRefusedError:
             try:
                 mode = os.stat(self.path).st_mode
@@ -400,7 +410,7 @@ class Connection:
                 mode = stat.S_IFSOCK
             if not stat.S_ISSOCK(mode):
                 raise Unavailable(f"cannot connect to {self.path}: the path exists but is not a socket") from None
-            raise DaemonNotRunning(self.path, "connection refused") from None
+            raise DaemonNotRunning(self.path, "connection refused", choice=self.choice) from None
         except PermissionError:
             raise PermissionDenied(
                 f"permission denied connecting to {self.path}: this user may not use this daemon's socket; "
@@ -408,11 +418,24 @@ class Connection:
             ) from None
         except OSError as error:
             raise Unavailable(f"cannot connect to {self.path}: {error.strerror or error}") from None
+        self._check_peer(writer)
         self._generation += 1
         self._unsolicited = None
         self._healthy = False
         self._writer = writer
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop(reader, writer, self._generation))
+
+    def _check_peer(self, writer: asyncio.StreamWriter) -> None:
+        """Closes the new connection and raises unless root, the framerated user or this user listens on it."""
+        try:
+            uid = _trust.peer_uid(writer.get_extra_info("socket"))
+        except (OSError, AttributeError) as error:
+            writer.close()
+            raise Unavailable(f"cannot connect to {self.path}: cannot tell who is listening (SO_PEERCRED: {error}), "
+                              "so it is not trusted") from None
+        if uid not in _trust.trusted_uids():
+            writer.close()
+            raise UntrustedDaemon(self.path, uid)
 
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, generation: int) -> None:
         error: Optional[FrameRateError] = None
@@ -492,7 +515,7 @@ class Connection:
             await asyncio.sleep(self._delay * random.uniform(0.8, 1.2))
             self._delay = min(self._delay * 2, _BACKOFF_MAX)
         delay = self._delay
-        last_error: FrameRateError = DaemonNotRunning(self.path)
+        last_error: FrameRateError = DaemonNotRunning(self.path, choice=self.choice)
         self._reconnecting = True
         try:
             while not self._closed:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Optional, Type
 
+from .types import SYSTEM_SOCKET_PATH, SocketChoice
+
 __all__ = [
     "FrameRateError",
     "Cancelled",
@@ -28,6 +30,7 @@ __all__ = [
     "DataLoss",
     "Unauthenticated",
     "DaemonNotRunning",
+    "UntrustedDaemon",
     "ConnectionLost",
     "ConnectionClosed",
     "ProtocolError",
@@ -184,22 +187,64 @@ class Unauthenticated(FrameRateError):
 
 
 class DaemonNotRunning(Unavailable):
-    """Nothing listens on the socket path.
+    """Nothing listens on the socket chosen.
 
     Attributes:
         path: the socket path that was tried.
+        paths_tried: every path looked at, in order (the per-user path that held
+            no socket, then the system path, when the default rule chose the system daemon).
     """
 
-    def __init__(self, path: str, reason: Optional[str] = None) -> None:
-        message = (
-            f"framerated is not running: nothing is listening on {path}"
-            + (f" ({reason})" if reason else "")
-            + f". Start it with `framerated --socket {path}` (or `make run` in the framerated repository, "
-            "or `systemctl start framerated.socket`), or point to a running daemon with the path "
-            "argument or $FRAMERATED_SOCKET."
-        )
-        super().__init__(message)
+    def __init__(self, path: str, reason: Optional[str] = None, *, choice: Optional[SocketChoice] = None) -> None:
+        choice = choice if choice is not None and choice.path == path else SocketChoice(path, "explicit")
+        super().__init__(_not_running_message(choice, reason))
         self.path = path
+        self.paths_tried = choice.paths_tried
+
+
+def _not_running_message(choice: SocketChoice, reason: Optional[str]) -> str:
+    """Which paths were tried, and the advice that fits them (the same wording as the Swift client)."""
+    path = choice.path
+    why = f" ({reason})" if reason else ""
+    if choice.source == "explicit":
+        return (f"framerated is not running: nothing is listening on {path}{why} (the socket asked for). "
+                f"Start a daemon there with `framerated --socket {path}`, or leave the path out to find the default daemon.")
+    if choice.source == "environment":
+        return (f"framerated is not running: nothing is listening on {path}{why} (from $FRAMERATED_SOCKET). "
+                f"Start a daemon there with `framerated --socket {path}`, or unset FRAMERATED_SOCKET to find the default daemon.")
+    if choice.source == "per-user":
+        return (f"framerated is not running: nothing is listening on {path}{why}, your per-user daemon's socket "
+                "($XDG_RUNTIME_DIR/framerated.sock; the system daemon is not tried while that socket exists). "
+                f"Start your daemon with `framerated`, or remove the stale socket to use the system daemon at {SYSTEM_SOCKET_PATH}.")
+    if choice.per_user_candidate:
+        return (f"framerated is not running: tried {choice.per_user_candidate} (no socket there: no per-user daemon) "
+                f"and {path}{why} (nothing listening: no system daemon). "
+                "Start the system daemon with `systemctl start framerated.socket`, or your own with `framerated`, "
+                "or name a socket with the path argument or $FRAMERATED_SOCKET.")
+    return (f"framerated is not running: tried {path}{why} (nothing listening: no system daemon; "
+            "XDG_RUNTIME_DIR is not set, so no per-user daemon was looked for). "
+            "Start the system daemon with `systemctl start framerated.socket`, "
+            "or your own with `framerated --socket PATH` and name it with the path argument or $FRAMERATED_SOCKET.")
+
+
+class UntrustedDaemon(PermissionDenied):
+    """The process listening on the socket runs as a user the client does not
+    trust: not root, not the ``framerated`` service user, not this process's
+    user. It may be impersonating the daemon, so the client refused to talk to it.
+
+    Attributes:
+        path: the socket path.
+        uid: the listening process's uid (``SO_PEERCRED``).
+    """
+
+    def __init__(self, path: str, uid: int) -> None:
+        super().__init__(
+            f"refusing the daemon at {path}: the process listening there runs as uid {uid}, "
+            "which is neither root, the framerated service user nor you, so it may be impersonating framerated. "
+            "Check who owns that socket, and name the real daemon's socket with the path argument or $FRAMERATED_SOCKET."
+        )
+        self.path = path
+        self.uid = uid
 
 
 class ConnectionLost(Unavailable):

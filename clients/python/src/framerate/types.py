@@ -3,38 +3,84 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
-__all__ = ["Tick", "LinkStatus", "Event", "socket_path", "SYSTEM_SOCKET_PATH"]
+__all__ = ["Tick", "LinkStatus", "Event", "socket_path", "find_socket", "SocketChoice", "SYSTEM_SOCKET_PATH"]
 
-#: The system-wide socket, used by root and by the systemd socket unit.
+#: The system daemon's socket, where ``framerated.socket`` listens.
 SYSTEM_SOCKET_PATH = "/run/framerated/framerated.sock"
 
+#: The per-user daemon's socket name inside ``$XDG_RUNTIME_DIR``.
+PER_USER_SOCKET_NAME = "framerated.sock"
 
-def socket_path(explicit: Optional[str] = None, environ: Optional[Mapping[str, str]] = None, euid: Optional[int] = None) -> str:
-    """The daemon's socket path, by the rule framectl and the daemon use:
+
+@dataclass(frozen=True)
+class SocketChoice:
+    """The socket a client connects to, and how it was chosen.
+
+    Attributes:
+        path: the socket to connect to.
+        source: ``"explicit"`` (a path the program named), ``"environment"``
+            (``$FRAMERATED_SOCKET``), ``"per-user"`` (``$XDG_RUNTIME_DIR/framerated.sock``,
+            which exists) or ``"system"`` (``/run/framerated/framerated.sock``).
+        per_user_candidate: for ``"system"``, the per-user path looked at first
+            that held no socket (``None`` without ``XDG_RUNTIME_DIR``).
+    """
+
+    path: str
+    source: str
+    per_user_candidate: Optional[str] = None
+
+    @property
+    def paths_tried(self) -> List[str]:
+        """Every path looked at, in order."""
+        return [self.per_user_candidate, self.path] if self.per_user_candidate else [self.path]
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def find_socket(
+    explicit: Optional[str] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    is_socket: Optional[Callable[[str], bool]] = None,
+) -> SocketChoice:
+    """The daemon's socket, by the rule framectl and every client use
+    (docs/protocol.md, "Finding the daemon"), the same for root:
 
     1. ``explicit``, if given and non-empty;
     2. else ``$FRAMERATED_SOCKET``, if non-empty;
-    3. else ``/run/framerated/framerated.sock`` when the effective uid is 0;
-    4. else ``$XDG_RUNTIME_DIR/framerated.sock``, if that variable is non-empty;
-    5. else ``/tmp/framerated-UID.sock``.
+    3. else ``$XDG_RUNTIME_DIR/framerated.sock`` (the per-user daemon) when a
+       socket exists there;
+    4. else ``/run/framerated/framerated.sock`` (the system daemon).
+
+    ``is_socket`` tells whether a socket exists at a path (default: ``os.stat``).
     """
     if explicit:
-        return explicit
+        return SocketChoice(explicit, "explicit")
     env = os.environ if environ is None else environ
     from_env = env.get("FRAMERATED_SOCKET")
     if from_env:
-        return from_env
-    uid = os.geteuid() if euid is None else euid
-    if uid == 0:
-        return SYSTEM_SOCKET_PATH
+        return SocketChoice(from_env, "environment")
     runtime = env.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return runtime + "/framerated.sock"
-    return f"/tmp/framerated-{uid}.sock"
+    if not runtime:
+        return SocketChoice(SYSTEM_SOCKET_PATH, "system")
+    per_user = runtime.rstrip("/") + "/" + PER_USER_SOCKET_NAME
+    if (is_socket or _is_socket)(per_user):
+        return SocketChoice(per_user, "per-user")
+    return SocketChoice(SYSTEM_SOCKET_PATH, "system", per_user)
+
+
+def socket_path(explicit: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:
+    """The path :func:`find_socket` chooses."""
+    return find_socket(explicit, environ).path
 
 
 @dataclass(frozen=True)
