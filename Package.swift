@@ -159,6 +159,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "FrameRatePosixTests",
+            dependencies: [
+                "FrameRatePosix",
+                "FrameRateProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "FrameRateSystemdTests",
             dependencies: [
                 "FrameRateSystemd", "FrameRateModel",
