@@ -9,8 +9,30 @@ extension CompositorCore {
     /// - Returns: the reply line(s), or `nil` when nothing is to be answered.
     func handle(line: ByteBuffer, from session: Session) -> ByteBuffer? {
         let inbound = JSONRPCInbound.parse(line: line, configuration: rpcConfiguration)
+        // A whole snapshot costs far more than any other call: a batch may ask for one.
+        var snapshots = 0
         return inbound.reply(allocator: session.context.channel.allocator) { method, params in
-            let result = dispatch(method: method, params: params, session: session)
+            let result: Result<JSONRPCInbound.MethodResult, RPCError>
+            if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue {
+                snapshots += 1
+                if snapshots > 1 {
+                    result = .failure(
+                        .status(
+                            .resourceExhausted,
+                            "a batch may hold one GetState or Watch (each returns the whole state); send the others on their own lines"
+                        )
+                    )
+                } else if method == V1Method.getState.rawValue {
+                    result = Result { () throws(RPCError) in
+                        _ = try ParamReader(params, allowed: [])
+                        return .encoded(encodedState())
+                    }
+                } else {
+                    result = dispatch(method: method, params: params, session: session).map { .value($0) }
+                }
+            } else {
+                result = dispatch(method: method, params: params, session: session).map { .value($0) }
+            }
             if case .failure(let error) = result { logRejection(method: method, error: error, session: session) }
             return result
         }
@@ -201,21 +223,26 @@ extension CompositorCore {
         )
     }
 
-    /// The full state, with each link's holder. Built at most once per model generation:
-    /// a flood of GetState between two changes costs one snapshot, not one per request.
+    /// The full state, with each link's holder.
     func currentState() -> CompositorState {
-        let (generation, snapshot) = shared.read { state -> (UInt64, [DisplaySnapshot]?) in
-            if let cache = stateCache, cache.generation == state.generation { return (state.generation, nil) }
-            return (state.generation, state.compositor.snapshot)
-        }
-        guard let snapshot else { return stateCache!.state }
-        let state = CompositorState(
+        let snapshot = shared.read { $0.compositor.snapshot }
+        return CompositorState(
             displays: snapshot.map { snapshot in
                 DisplayState(snapshot) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
             }
         )
-        stateCache = (generation, state)
-        return state
+    }
+
+    /// ``currentState()`` as encoded JSON, built at most once per model generation: a
+    /// flood of GetState between two changes costs one snapshot and one encoding, then a
+    /// copy of the bytes per request.
+    func encodedState() -> ByteBuffer {
+        let generation = shared.read { $0.generation }
+        if let stateCache, stateCache.generation == generation { return stateCache.bytes }
+        var bytes = ByteBuffer()
+        bytes.writeJSONValue(currentState().jsonValue)
+        stateCache = (generation, bytes)
+        return bytes
     }
 
     /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).

@@ -37,7 +37,7 @@ final class CompositorCore {
     /// Called with a one-line summary whenever it changes (the systemd status line).
     var statusObserver: ((String) -> Void)?
     /// The latest encoded `GetState` result and the model generation it shows.
-    var stateCache: (generation: UInt64, state: CompositorState)?
+    var stateCache: (generation: UInt64, bytes: ByteBuffer)?
 
     init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,

@@ -73,7 +73,8 @@ public struct ServerConfiguration: Sendable {
         public var requestsPerTurn: Int
         /// Requests in one JSON-RPC batch. Default 128.
         public var batchSize: Int
-        /// Longest accepted line, bytes. Default 1 MiB.
+        /// Longest accepted line, bytes. Default 64 KiB: a full batch of 128 requests fits
+        /// several times over, and a client that never sends a newline costs at most that.
         public var lineLength: Int
         /// How long a connection may stay unwritable (not reading its ticks) before
         /// it is disconnected. Default 5 s.
@@ -84,7 +85,7 @@ public struct ServerConfiguration: Sendable {
 
         /// Builds limits; see each property for its default.
         public init(
-            linksPerConnection: Int = 64, connections: Int = 4096, batchSize: Int = 128, lineLength: Int = 1 << 20,
+            linksPerConnection: Int = 64, connections: Int = 4096, batchSize: Int = 128, lineLength: Int = 1 << 16,
             unwritableTimeout: Duration = .seconds(5), outboundHighWater: Int = 64 * 1024,
             watchesPerConnection: Int = 16, requestsPerTurn: Int = 16
         ) {

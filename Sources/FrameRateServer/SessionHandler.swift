@@ -8,10 +8,12 @@ import NIOCore
 /// does not read its replies.
 ///
 /// The bounds, which keep one connection from monopolising the control loop:
-/// - at most ``ServerConfiguration/Limits/requestsPerTurn`` lines are handled before the
-///   loop serves other connections; the rest wait ``continuationDelay`` (NIO runs every
-///   due task before it polls again, so a continuation due at once would starve the
-///   other connections' reads);
+/// - at most ``ServerConfiguration/Limits/requestsPerTurn`` lines, and at most
+///   ``turnBudget`` of work, are handled before the loop serves other connections; the
+///   rest wait ``continuationDelay`` (NIO runs every due task before it polls again, so a
+///   continuation due at once would starve the other connections' reads). Resuming after
+///   the connection drained its replies goes through the same delayed continuation, never
+///   straight from the task that reports the drain;
 /// - while the connection's writer is above its high-water mark (the client is not
 ///   reading), no request is handled and nothing more is read: the kernel's socket
 ///   buffer, then the client's own `send`, absorb the flood;
@@ -23,6 +25,9 @@ final class SessionHandler: ChannelDuplexHandler {
 
     /// How long queued requests wait so that other connections are read first.
     static let continuationDelay = TimeAmount.microseconds(50)
+    /// The most time one connection's requests take in one turn (the request that crosses
+    /// it finishes; the rest wait for the next turn).
+    static let turnBudget = Duration.milliseconds(2)
 
     private let core: CompositorCore
     private let peer: PeerCredentials
@@ -49,21 +54,35 @@ final class SessionHandler: ChannelDuplexHandler {
         session = core.open(peer: peer, context: context, destination: destination(context))
         guard let session else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        session.resume = { loopBound.value.0.drain(context: loopBound.value.1) }
+        session.resume = { loopBound.value.0.scheduleContinuation(context: loopBound.value.1) }
         context.fireChannelActive()
     }
 
+    /// Queues the line. The decoder hands over every line of one read in a row, so lines
+    /// are handled once the read is complete (``channelReadComplete(context:)``), within
+    /// one budget for the whole read, not one budget per line.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard session != nil, !closing else { return }
         queue.append(unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
         drain(context: context)
+        context.fireChannelReadComplete()
     }
 
     /// Handles queued lines within this turn's budget; schedules the rest or resumes reading.
     private func drain(context: ChannelHandlerContext) {
         guard let session, !closing else { return }
+        if session.writer.isClosed {
+            // The peer is gone (a send failed): nothing it asked for can be answered.
+            queue.removeAll()
+            context.close(promise: nil)
+            return
+        }
         var budget = core.configuration.limits.requestsPerTurn
-        while budget > 0, session.isWritable, let frame = queue.popFirst() {
+        let started = core.now()
+        while budget > 0, session.isWritable, started.duration(to: core.now()) < Self.turnBudget, let frame = queue.popFirst() {
             budget -= 1
             switch frame {
             case .line(let line):
@@ -85,13 +104,7 @@ final class SessionHandler: ChannelDuplexHandler {
         }
         if !queue.isEmpty {
             // Over budget: let the loop serve others first. Unwritable: wait for the resume.
-            if session.isWritable && !continuationScheduled {
-                continuationScheduled = true
-                context.eventLoop.assumeIsolated().scheduleTask(in: Self.continuationDelay) {
-                    self.continuationScheduled = false
-                    self.drain(context: context)
-                }
-            }
+            if session.isWritable { scheduleContinuation(context: context) }
             return
         }
         if inputClosed {
@@ -101,6 +114,16 @@ final class SessionHandler: ChannelDuplexHandler {
         if readWanted && session.isWritable {
             readWanted = false
             context.read()
+        }
+    }
+
+    /// Handles the queue again ``continuationDelay`` from now (once, however often asked).
+    private func scheduleContinuation(context: ChannelHandlerContext) {
+        guard !continuationScheduled else { return }
+        continuationScheduled = true
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.continuationDelay) {
+            self.continuationScheduled = false
+            self.drain(context: context)
         }
     }
 
@@ -119,7 +142,8 @@ final class SessionHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event, let session {
             inputClosed = true
-            if queue.isEmpty { closeIfIdle(context: context, session: session) }
+            // A last line without `\n` arrives with the end of stream, without a read-complete.
+            if queue.isEmpty { closeIfIdle(context: context, session: session) } else { drain(context: context) }
             return
         }
         context.fireUserInboundEventTriggered(event)

@@ -67,7 +67,7 @@ struct DaemonOptions: ParsableArguments {
     var maxBatch: Int = 128
 
     @Option(name: .long, help: ArgumentHelp("Longest accepted request line, bytes.", valueName: "bytes"))
-    var maxLineLength: Int = 1 << 20
+    var maxLineLength: Int = 1 << 16
 
     @Option(name: .long, help: ArgumentHelp("Seconds a client may leave its ticks unread before it is disconnected.", valueName: "seconds"))
     var unwritableTimeout: Double = 5

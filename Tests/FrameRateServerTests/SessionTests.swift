@@ -125,7 +125,8 @@ import Testing
         let server = ServerHarness()
         let client = try server.connect()
         _ = try client.register(30, 60, 60)
-        let limit = NDJSONLineDecoder.defaultMaximumLineLength
+        let limit = ServerConfiguration.Limits().lineLength
+        #expect(limit == 65536)
         let before = requestLine(Self.health, nil, id: 1)
         let filler = String(repeating: "x", count: limit + 1 - #"{"a":""}"#.utf8.count)
         let oversized = #"{"a":"\#(filler)"}"#
@@ -136,7 +137,7 @@ import Testing
             try client.lines()
                 == [
                     #"{"jsonrpc":"2.0","id":1,"result":{"status":"SERVING"}}"#,
-                    #"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"status":"INVALID_ARGUMENT","detail":"line longer than 1048576 bytes; the connection is closed"}}}"#,
+                    #"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":{"status":"INVALID_ARGUMENT","detail":"line longer than 65536 bytes; the connection is closed"}}}"#,
                 ]
         )
         #expect(!client.channel.isActive)

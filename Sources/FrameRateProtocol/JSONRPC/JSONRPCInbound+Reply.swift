@@ -17,7 +17,30 @@ extension JSONRPCInbound {
         allocator: ByteBufferAllocator = ByteBufferAllocator(),
         handler: (_ method: String, _ params: JSONValue?) -> Result<JSONValue, RPCError>
     ) -> ByteBuffer? {
-        let responses = self.responses(handler: handler)
+        self.reply(allocator: allocator, encodingHandler: { method, params in handler(method, params).map(MethodResult.value) })
+    }
+
+    /// A method's successful result: a value to serialize, or JSON already encoded (a
+    /// cached result, spliced into the response as is).
+    public enum MethodResult: Sendable {
+        case value(JSONValue)
+        case encoded(ByteBuffer)
+    }
+
+    /// ``reply(allocator:handler:)`` for handlers that may return already-encoded results.
+    public func reply(
+        allocator: ByteBufferAllocator = ByteBufferAllocator(),
+        encodingHandler handler: (_ method: String, _ params: JSONValue?) -> Result<MethodResult, RPCError>
+    ) -> ByteBuffer? {
+        let responses: [JSONRPCOutboundMessage]
+        switch self {
+        case .single(let message):
+            responses = Self.respond(to: message, handler: handler).map { [$0] } ?? []
+        case .batch(let messages):
+            responses = messages.compactMap { Self.respond(to: $0, handler: handler) }
+        case .batchTooLarge(let count, let limit):
+            responses = [.response(id: nil, result: .failure(.batchTooLarge(count: count, limit: limit)))]
+        }
         guard !responses.isEmpty else { return nil }
         var buffer = allocator.buffer(capacity: 256)
         switch self {
@@ -41,6 +64,27 @@ extension JSONRPCInbound {
             return messages.compactMap { Self.respond(to: $0, handler: handler) }
         case .batchTooLarge(let count, let limit):
             return [.response(id: nil, result: .failure(.batchTooLarge(count: count, limit: limit)))]
+        }
+    }
+
+    private static func respond(
+        to message: JSONRPCInboundMessage,
+        handler: (String, JSONValue?) -> Result<MethodResult, RPCError>
+    ) -> JSONRPCOutboundMessage? {
+        switch message {
+        case .request(let id, let method, let params):
+            switch handler(method, params) {
+            case .success(.value(let value)): return .response(id: id, result: .success(value))
+            case .success(.encoded(let bytes)): return .encodedResponse(id: id, result: bytes)
+            case .failure(let error): return .response(id: id, result: .failure(error))
+            }
+        case .notification(let method, let params):
+            if !method.hasPrefix(JSONRPCInboundMessage.reservedMethodPrefix) {
+                _ = handler(method, params)
+            }
+            return nil
+        case .invalid(let id, let error):
+            return .response(id: id, result: .failure(error))
         }
     }
 

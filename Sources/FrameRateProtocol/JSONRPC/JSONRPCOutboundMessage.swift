@@ -13,6 +13,9 @@ public enum JSONRPCOutboundMessage: Sendable, Hashable {
     case notification(method: String, params: JSONValue?)
     /// A response; `id` `nil` is written as `null`.
     case response(id: RPCID?, result: Result<JSONValue, RPCError>)
+    /// A successful response whose `result` is already encoded JSON (a cached, large
+    /// result such as GetState's, written without serializing it again).
+    case encodedResponse(id: RPCID?, result: ByteBuffer)
 
     /// The message as a JSON object.
     public var jsonValue: JSONValue {
@@ -33,13 +36,29 @@ public enum JSONRPCOutboundMessage: Sendable, Hashable {
         case .response(let id, .failure(let error)):
             object["id"] = id.jsonValue
             object["error"] = error.jsonValue
+        case .encodedResponse(let id, let result):
+            object["id"] = id.jsonValue
+            object["result"] = (try? JSONParser().parse(result)) ?? .null
         }
         return .object(object)
     }
 
+    /// Writes the message as JSON (without a newline), splicing in an encoded result as is.
+    private func write(into buffer: inout ByteBuffer) {
+        guard case .encodedResponse(let id, let result) = self else {
+            buffer.writeJSONValue(self.jsonValue)
+            return
+        }
+        buffer.writeString(#"{"jsonrpc":"2.0","id":"#)
+        buffer.writeJSONValue(id.jsonValue)
+        buffer.writeString(#","result":"#)
+        buffer.writeImmutableBuffer(result)
+        buffer.writeInteger(UInt8(ascii: "}"))
+    }
+
     /// Appends the message as one line: compact JSON and a single `\n`.
     public func writeLine(into buffer: inout ByteBuffer) {
-        buffer.writeJSONValue(self.jsonValue)
+        self.write(into: &buffer)
         buffer.writeInteger(ASCII.newline)
     }
 
@@ -53,7 +72,12 @@ public enum JSONRPCOutboundMessage: Sendable, Hashable {
     @discardableResult
     public static func writeBatchLine(_ messages: [JSONRPCOutboundMessage], into buffer: inout ByteBuffer) -> Bool {
         guard !messages.isEmpty else { return false }
-        buffer.writeJSONValue(.array(messages.map(\.jsonValue)))
+        buffer.writeInteger(UInt8(ascii: "["))
+        for (index, message) in messages.enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
+            message.write(into: &buffer)
+        }
+        buffer.writeInteger(UInt8(ascii: "]"))
         buffer.writeInteger(ASCII.newline)
         return true
     }
