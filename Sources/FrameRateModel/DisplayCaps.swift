@@ -6,15 +6,15 @@ public enum ThermalState: String, CaseIterable, Hashable, Sendable {
     case fair
     /// High: caps the display at 60 Hz.
     case serious
-    /// Critical: caps the display at 30 Hz.
+    /// Critical: caps the display at 60 Hz, like `serious`: the display-performance
+    /// guide maps `.serious, .critical` to 60 Hz (see `docs/arbitration.md`).
     case critical
 
     /// The refresh-rate cap this state imposes, in Hz, or `nil` for none.
     public var refreshRateCap: Double? {
         switch self {
         case .nominal, .fair: nil
-        case .serious: 60
-        case .critical: 30
+        case .serious, .critical: 60
         }
     }
 }

@@ -55,7 +55,10 @@ public struct RefreshRateGovernor<C: Clock>: Sendable where C.Duration == Durati
         } else {
             idleSince = nil
             if decision.refreshRate < currentRate && !FrameRateMath.equal(decision.refreshRate, currentRate) {
-                decreaseWantedSince = decreaseWantedSince ?? now
+                // Wanted since an earlier wish still running, or from now. An idle deadline still
+                // ahead (the display was holding its rate through the idle timeout) is not a wish
+                // for a lower rate yet, so it must not delay this decrease.
+                decreaseWantedSince = decreaseWantedSince.map { Swift.min($0, now) } ?? now
             } else {
                 decreaseWantedSince = nil
             }

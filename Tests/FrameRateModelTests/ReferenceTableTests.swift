@@ -23,7 +23,7 @@ struct ReferenceTableTests {
         Row(links: [(30, 60, 60, true), (30, 60, 30, true)], refresh: 60, callbacks: [60, 30]),
         Row(links: [(48, 48, 48, true)], refresh: 48, callbacks: [48]),
         Row(links: [(80, 120, 120, true)], caps: DisplayCaps(lowPowerMode: true), refresh: 60, callbacks: [60]),
-        Row(links: [(80, 120, 120, true)], caps: DisplayCaps(thermalState: .critical), refresh: 30, callbacks: [30]),
+        Row(links: [(80, 120, 120, true)], caps: DisplayCaps(thermalState: .critical), refresh: 60, callbacks: [60]),
         Row(links: [], refresh: 10, callbacks: []),
         Row(links: [(10, 120, 0, false)], refresh: 10, callbacks: [10]),
         Row(links: [(10, 120, 0, false), (30, 60, 60, false)], refresh: 60, callbacks: [60, 60]),
