@@ -162,9 +162,14 @@ struct ArbitrationPropertyTests {
         let decision = arbiter.decide(votes: scenario.votes, caps: scenario.caps)
         if let exact {
             #expect(decision.refreshRate == exact)
-            #expect(decision.rule == .exact)
+            // A cap that holds the display at its highest candidate is named instead of the step.
+            #expect(decision.rule == .exact || (decision.rule == .cap && exact == candidates.last))
         } else {
             #expect(decision.rule != .exact)
+        }
+        if decision.rule == .cap {
+            #expect(decision.deciders.isEmpty)
+            #expect(decision.cap != nil)
         }
     }
 
@@ -175,11 +180,13 @@ struct ArbitrationPropertyTests {
         let clock = LinkVote(link: LinkID(rawValue: 8), range: try FrameRateRange(minimum: 8, maximum: 15, preferred: 0), hasHighFrameRateEntitlement: false)
         let decision = arbiter.decide(votes: [clock, scroll], caps: DisplayCaps())
         #expect(decision.refreshRate == 120)
-        #expect(decision.decidingLink == scroll.link)
+        #expect(decision.deciders == [scroll.link])
         #expect(decision.reason.contains("link 7 'scroll'"))
         let capped = arbiter.decide(votes: [scroll], caps: DisplayCaps(lowPowerMode: true))
         #expect(capped.reason.contains("Low Power Mode"))
-        #expect(capped.limitingCap?.rate == 60)
+        #expect(capped.cap?.rate == 60)
+        #expect(capped.cap?.kind == .lowPower)
+        #expect(capped.rule == .cap)
         let unentitled = LinkVote(link: LinkID(rawValue: 9), range: scroll.range, hasHighFrameRateEntitlement: false)
         #expect(arbiter.decide(votes: [unentitled], caps: DisplayCaps()).reason.contains("entitlement"))
     }

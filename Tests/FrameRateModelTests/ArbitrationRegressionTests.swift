@@ -79,6 +79,40 @@ struct ArbitrationRegressionTests {
         #expect(ticks.allSatisfy { $0.callbackRate <= 60 }, "\(Set(ticks.map(\.callbackRate)))")
     }
 
+    @Test("4. the reason names the link that holds the rate, not another one")
+    func reasonNamesTheHolder() throws {
+        let decision = Arbiter(profile: .promotionPhone).decide(
+            votes: [
+                LinkVote(link: LinkID(rawValue: 1), range: try FrameRateRange(minimum: 80, maximum: 120, preferred: 0), hasHighFrameRateEntitlement: false),
+                LinkVote(link: LinkID(rawValue: 3), range: try FrameRateRange(minimum: 80, maximum: 120, preferred: 120), hasHighFrameRateEntitlement: true),
+            ],
+            caps: DisplayCaps()
+        )
+        #expect(decision.refreshRate == 120)
+        #expect(decision.reason.contains("link 3 (80, 120, 120) holds it there"), "\(decision.reason)")
+        #expect(!decision.reason.contains("serve link 1"), "\(decision.reason)")
+        #expect(decision.deciders == [LinkID(rawValue: 3)])
+        // Link 1 is named, but only for what limits it.
+        #expect(decision.limited == [LinkLimit(link: LinkID(rawValue: 1), by: .entitlement, wanted: 120, got: 60)])
+    }
+
+    @Test("5. under a cap the reason says the cap decided, and which cap")
+    func capReasonDoesNotContradictItself() throws {
+        for caps in [DisplayCaps(thermalState: .critical), DisplayCaps(lowPowerMode: true)] {
+            let decision = Arbiter(profile: .promotionPhone).decide(
+                votes: [LinkVote(link: LinkID(rawValue: 1), range: try FrameRateRange(minimum: 80, maximum: 120, preferred: 120), hasHighFrameRateEntitlement: true)],
+                caps: caps
+            )
+            #expect(decision.refreshRate == 60)
+            #expect(!decision.reason.contains("serves every link exactly"), "\(decision.reason)")
+            let name = caps.lowPowerMode ? "Low Power Mode" : "thermal state critical"
+            #expect(decision.reason.hasPrefix("\(name) caps the display at 60 Hz"), "\(decision.reason)")
+            #expect(decision.rule == .cap)
+            #expect(decision.deciders.isEmpty)
+            #expect(decision.limited == [LinkLimit(link: LinkID(rawValue: 1), by: .cap, wanted: 120, got: 60)])
+        }
+    }
+
     @Test("6. thermal critical caps at 60 Hz, as the display-performance guide maps it")
     func thermalCriticalFollowsTheGuide() {
         #expect(ThermalState.serious.refreshRateCap == 60)
