@@ -48,7 +48,9 @@ enum DecisionReason {
         }
         if let first = limited.first {
             let by = first.by == .entitlement ? "without the high-frame-rate entitlement" : "by \(cap?.source ?? "a cap")"
-            sentence += "; \(name(first.link)) is limited to \(FrameRateMath.format(first.got)) Hz \(by)" + more(limitedCount)
+            let subject = first.link == deciders.first ? "it" : name(first.link)
+            sentence += "; \(subject) is limited to \(FrameRateMath.format(first.got)) Hz \(by)"
+                + (limitedCount > 1 ? " (\(limitedCount - 1) more \(limitedCount == 2 ? "link is" : "links are") limited)" : "")
         }
         return sentence
     }
