@@ -140,8 +140,7 @@ public struct Arbiter: Sendable {
             if let ceiling = entitled ? entitledCeiling : plainCeiling, range.maximum > ceiling.rate {
                 effective = range.clamped(toAtMost: ceiling.rate)
                 if let limit = Arbiter.limit(of: link, range: range, under: ceiling) {
-                    limited.insert(limit)
-                    if firstLimited.map({ link < $0.link }) ?? true { firstLimited = vote() }
+                    if limited.insert(limit) { firstLimited = vote() }
                     if ceiling.by == .cap { capPull = Swift.max(capPull, range.hasPreferredRate ? range.preferred : range.minimum) }
                 }
             }
@@ -157,26 +156,26 @@ public struct Arbiter: Sendable {
         let cap = ballot.cap
         // Sorted so that sums and reasons never depend on registration order.
         let ordered = ballot.groups.groups.sorted { $0.representative.link < $1.representative.link }
-        var names: [LinkID: LinkVote] = [:]
-        for group in ordered { names[group.representative.link] = group.representative }
-        if let first = ballot.firstLimited { names[first.link] = first }
+        // The reason names at most the first decider (a group's representative) and the first limited link.
+        func name(_ link: LinkID) -> String {
+            if let first = ballot.firstLimited, first.link == link { return first.reasonName }
+            return ordered.first { $0.representative.link == link }?.representative.reasonName ?? "\(link)"
+        }
 
         func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
-            var deciders: [LinkID] = []
+            var deciders = LowestLinks<LinkID>()
             var deciderCount = 0
             for index in holders {
-                deciders += ordered[index].members.items
+                for member in ordered[index].members.items { deciders.insert(member) }
                 deciderCount += ordered[index].count
             }
-            deciders = Array(deciders.sorted().prefix(Decision.listLimit))
             let limited = ballot.limited.items
             let reason = DecisionReason.sentence(
-                rate: rate, rule: rule, deciders: deciders, deciderCount: deciderCount, cap: cap,
-                limited: limited, limitedCount: ballot.limited.total,
-                name: { names[$0]?.reasonName ?? "\($0)" }
+                rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
+                limited: limited, limitedCount: ballot.limited.total, name: name
             )
             return Decision(
-                rate: rate, rule: rule, deciders: deciders, deciderCount: deciderCount, cap: cap,
+                rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
                 limited: limited, limitedCount: ballot.limited.total, pending: nil, reason: reason
             )
         }
@@ -229,39 +228,36 @@ public struct Arbiter: Sendable {
             return (candidate, .exact, holders)
         }
 
-        // Step 3: 30 Hz and 60 Hz have priority: serve every group preferring them exactly.
+        // Steps 3 to 5 in one pass: score every candidate by the links inside their range
+        // and the total distance, and note whether it serves every group preferring 30 or
+        // 60 Hz exactly. Step 3 (30 Hz and 60 Hz have priority) takes the best candidate that
+        // keeps every link inside and serves those exactly; else the most links inside their
+        // range first, then the smallest total distance, then the lower rate.
         let prioritized = ranges.indices.filter { index in
             ranges[index].hasPreferredRate
                 && (FrameRateMath.equal(ranges[index].preferred, 30) || FrameRateMath.equal(ranges[index].preferred, 60))
         }
-        if !prioritized.isEmpty {
-            var best: (rate: Double, distance: Double)?
-            for candidate in candidates {
-                guard prioritized.allSatisfy({ CallbackCadence(range: ranges[$0], refresh: candidate).isExact }) else { continue }
-                var distance = 0.0
-                var inside = true
-                for index in ranges.indices {
-                    let cadence = CallbackCadence(range: ranges[index], refresh: candidate)
-                    guard cadence.isInsideRange else { inside = false; break }
-                    distance += cadence.distance * Double(counts[index])
-                }
-                if inside && (best.map { distance < $0.distance && !FrameRateMath.equal(distance, $0.distance) } ?? true) {
-                    best = (candidate, distance)
-                }
-            }
-            if let best { return (best.rate, .priority, prioritized) }
-        }
-
-        // Steps 4 and 5: score every candidate; most links inside their range first,
-        // then the smallest total distance, then the lower rate.
+        let total = counts.reduce(0, +)
         var best: (rate: Double, served: Int, distance: Double)?
+        var bestPrioritized: (rate: Double, distance: Double)?
         for candidate in candidates {
             var served = 0
             var distance = 0.0
+            var prioritizedExact = !prioritized.isEmpty
+            var next = 0  // the position in `prioritized` of the next group that prefers 30 or 60 Hz
             for index in ranges.indices {
                 let cadence = CallbackCadence(range: ranges[index], refresh: candidate)
                 if cadence.isInsideRange { served += counts[index] }
                 distance += cadence.distance * Double(counts[index])
+                if next < prioritized.count && prioritized[next] == index {
+                    next += 1
+                    if !cadence.isExact { prioritizedExact = false }
+                }
+            }
+            if prioritizedExact && served == total
+                && (bestPrioritized.map { distance < $0.distance && !FrameRateMath.equal(distance, $0.distance) } ?? true)
+            {
+                bestPrioritized = (candidate, distance)
             }
             if let current = best {
                 let better =
@@ -272,8 +268,9 @@ public struct Arbiter: Sendable {
             }
             best = (candidate, served, distance)
         }
+        if let bestPrioritized { return (bestPrioritized.rate, .priority, prioritized) }
         let chosen = best!
-        if chosen.served == counts.reduce(0, +) {
+        if chosen.served == total {
             // Every group is inside its range: the preferences of the groups that have one set the rate.
             return (chosen.rate, .preferred, ranges.indices.filter { ranges[$0].hasPreferredRate })
         }

@@ -69,8 +69,10 @@ public struct PendingRateChange: Hashable, Sendable {
 /// decision's size does not grow with the number of links; ``deciderCount`` and
 /// ``limitedCount`` say how many there are in all.
 public struct Decision: Hashable, Sendable {
-    /// The most entries ``deciders`` and ``limited`` list.
-    public static let listLimit = 16
+    /// The most entries ``deciders`` and ``limited`` list. (Computed, not a stored `static
+    /// let`, so the per-link paths that read it compile to a constant, without the lazy
+    /// global's initialization check.)
+    public static var listLimit: Int { 16 }
 
     /// The rate this decision chose, in Hz: always one of the profile's supported rates.
     public let rate: Double
