@@ -50,6 +50,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         arbiter.cadence(of: configuration.range, hasEntitlement: configuration.hasHighFrameRateEntitlement, caps: caps, refresh: refresh)
     }
 
+    /// How the entitlement or a cap limits `link`, or `nil` when it may have what it asked for.
     func limit(of link: Link) -> LinkLimit? {
         arbiter.limit(
             of: link.id, range: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps

@@ -22,6 +22,24 @@ struct ArbitrationRegressionTests {
         #expect(waited <= .milliseconds(250) + .seconds(1.0 / 120) + .nanoseconds(1), "waited \(waited)")
     }
 
+    @Test("1. once the idle timeout has passed, a later decrease keeps the wish already running")
+    func idleWishCarriesOverAfterTheTimeout() throws {
+        var harness = Harness()
+        let fast = try harness.register(80, 120, 120, entitled: true)
+        try harness.run(seconds: 0.5)
+        let releasedAt = harness.clock.now
+        try harness.compositor.invalidate(link: fast.link, owner: harness.owner, at: releasedAt)
+        // Past the idle timeout, inside the dwell: the display has wanted a lower rate since releasedAt + 1 s.
+        try harness.run(seconds: 1.1)
+        #expect(harness.refreshRate == 120)
+        try harness.register(30, 60, 60)
+        let change = try #require(try harness.run(seconds: 1).first { $0.rateChange != nil })
+        #expect(change.rateChange?.to == 60)
+        let waited = releasedAt.duration(to: change.vsync)
+        #expect(waited >= .milliseconds(1250))
+        #expect(waited <= .milliseconds(1250) + .seconds(1.0 / 120) + .nanoseconds(1), "waited \(waited)")
+    }
+
     @Test("2. a custom profile that needs the entitlement must have a rate at or below 60 Hz")
     func customProfileKeepsTheEntitlementRule() throws {
         #expect(throws: DisplayProfileError.self) { try DisplayProfile.named("custom:144,120:entitlement") }
