@@ -1,22 +1,26 @@
 /// Turns every voting link's hint, the caps and the entitlement rules into one
-/// refresh rate for a display. Pure and deterministic: the same votes in any
-/// order give the same decision.
+/// refresh rate for a display, and says why in a ``Decision``. Pure and
+/// deterministic: the same votes in any order give the same decision.
 ///
-/// The ladder (see `docs/arbitration.md`):
+/// The ladder (see `docs/arbitration.md`; each step is an ``ArbitrationRule``):
 /// 1. Candidates are the supported rates at or below the effective cap; rates
 ///    above 60 Hz on an entitlement profile only when a voting link holding the
 ///    entitlement steers (has a preferred rate, or a minimum above 60 Hz).
-///    Each link's range is first clamped to at most the cap, and to 60 Hz when it
-///    lacks a required entitlement.
-/// 2. The lowest candidate that serves every link exactly.
-/// 3. Else, among candidates that keep every link inside its range, the smallest
-///    total relative distance to the preferred rates; ties to the lower rate.
-/// 4. Else the candidate serving the most links inside their range, then as in 3.
-/// 5. No voting link: the lowest supported rate (the governor applies it only
+///    Each link's range is first clamped to its ceiling (``ceiling(hasEntitlement:caps:)``).
+///    `cap`: the cap is below every supported rate, or the display ends up at the
+///    highest candidate while a link the cap limits pulls above it.
+/// 2. `exact`: the lowest candidate that serves every link exactly.
+/// 3. `priority`: else, when a link prefers 30 Hz or 60 Hz, the candidates that serve
+///    every such link exactly and keep every link inside its range, scored as in 4.
+/// 4. `preferred`: else, among candidates that keep every link inside its range, the
+///    smallest total relative distance to the preferred rates; ties to the lower rate.
+/// 5. `most-served`: else the candidate serving the most links inside their range, then as in 4.
+/// 6. `idle`: no voting link: the lowest supported rate (the governor applies it only
 ///    after the idle timeout).
 ///
 /// Cost: O(distinct ranges x candidates) after one O(links) grouping pass;
-/// links with equal effective ranges are scored once.
+/// links with equal effective ranges are scored once, and the decision's lists are
+/// bounded by ``Decision/listLimit``.
 public struct Arbiter: Sendable {
     /// The display's profile.
     public let profile: DisplayProfile
@@ -29,32 +33,57 @@ public struct Arbiter: Sendable {
         self.configuredMaximum = configuredMaximum
     }
 
+    /// The highest rate a link may have, in Hz, and what sets it.
+    public struct Ceiling: Hashable, Sendable {
+        /// The rate, in Hz.
+        public let rate: Double
+        /// What sets it.
+        public let by: LimitReason
+    }
+
     /// One group of links that share an effective (clamped) range.
     fileprivate struct Group {
         var range: FrameRateRange
-        var count: Int
+        /// The lowest-numbered links of the group, and how many it has.
+        var members: LowestLinks<LinkID>
         /// The lowest-numbered link in the group, named in reasons.
         var representative: LinkVote
+        var count: Int { members.total }
     }
 
-    /// The limit a link's range is clamped to, in Hz, and why, or `nil` for none.
-    public func clampLimit(hasEntitlement: Bool, caps: DisplayCaps) -> RefreshRateCap? {
-        var limit = caps.effectiveCap(configuredMaximum: configuredMaximum)
+    /// The ceiling a link's range is clamped to, or `nil` for none: the cap, or 60 Hz
+    /// on a profile that needs the entitlement when the link lacks it. When both are
+    /// 60 Hz the entitlement is named: it is the limit the link's developer can lift,
+    /// and it stays when the cap goes.
+    public func ceiling(hasEntitlement: Bool, caps: DisplayCaps) -> Ceiling? {
+        let cap = caps.effectiveCap(configuredMaximum: configuredMaximum)
         if profile.requiresEntitlementAbove60Hz && !hasEntitlement
-            && (limit.map { $0.rate > DisplayProfile.entitlementFreeLimit } ?? true)
+            && (cap.map { FrameRateMath.lessOrEqual(DisplayProfile.entitlementFreeLimit, $0.rate) } ?? true)
         {
-            limit = RefreshRateCap(rate: DisplayProfile.entitlementFreeLimit, source: "no high-frame-rate entitlement")
+            return Ceiling(rate: DisplayProfile.entitlementFreeLimit, by: .entitlement)
         }
-        return limit
+        return cap.map { Ceiling(rate: $0.rate, by: .cap) }
     }
 
-    /// The range a link is arbitrated and paced with: its own, clamped by ``clampLimit(hasEntitlement:caps:)``.
+    /// The range a link is arbitrated and paced with: its own, clamped to its ceiling.
     public func effectiveRange(of range: FrameRateRange, hasEntitlement: Bool, caps: DisplayCaps) -> FrameRateRange {
-        guard let limit = clampLimit(hasEntitlement: hasEntitlement, caps: caps) else { return range }
-        return range.clamped(toAtMost: limit.rate)
+        guard let ceiling = ceiling(hasEntitlement: hasEntitlement, caps: caps) else { return range }
+        return range.clamped(toAtMost: ceiling.rate)
     }
 
-    /// The callback cadence a link with `range` gets at `refresh` Hz.
+    /// How `link` with `range` is limited, or `nil` when its ceiling allows what it asked for.
+    public func limit(of link: LinkID, range: FrameRateRange, hasEntitlement: Bool, caps: DisplayCaps) -> LinkLimit? {
+        ceiling(hasEntitlement: hasEntitlement, caps: caps).flatMap { Self.limit(of: link, range: range, under: $0) }
+    }
+
+    /// How a link with `range` is limited under `ceiling`, or `nil` when it is not.
+    fileprivate static func limit(of link: LinkID, range: FrameRateRange, under ceiling: Ceiling) -> LinkLimit? {
+        let wanted = range.hasPreferredRate ? range.preferred : range.maximum
+        guard wanted > ceiling.rate && !FrameRateMath.equal(wanted, ceiling.rate) else { return nil }
+        return LinkLimit(link: link, by: ceiling.by, wanted: wanted, got: ceiling.rate)
+    }
+
+    /// The callback cadence a link with `range` gets at `refresh` Hz: never above its ceiling.
     public func cadence(of range: FrameRateRange, hasEntitlement: Bool, caps: DisplayCaps, refresh: Double) -> CallbackCadence {
         CallbackCadence(range: effectiveRange(of: range, hasEntitlement: hasEntitlement, caps: caps), refresh: refresh)
     }
@@ -63,14 +92,14 @@ public struct Arbiter: Sendable {
     ///
     /// The same as the generic form; this overload is compiled for arrays inside the
     /// module, so callers in other modules do not run the unspecialized generic code.
-    public func decide(votes: [LinkVote], caps: DisplayCaps) -> ArbitrationDecision {
+    public func decide(votes: [LinkVote], caps: DisplayCaps) -> Decision {
         var ballot = Ballot(self, caps: caps, expectedVotes: votes.count)
         for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
         return decide(ballot)
     }
 
     /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
-    public func decide(votes: some Sequence<LinkVote>, caps: DisplayCaps) -> ArbitrationDecision {
+    public func decide(votes: some Sequence<LinkVote>, caps: DisplayCaps) -> Decision {
         var ballot = Ballot(self, caps: caps, expectedVotes: votes.underestimatedCount)
         for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
         return decide(ballot)
@@ -79,24 +108,27 @@ public struct Arbiter: Sendable {
     /// The votes of one arbitration, grouped by effective range as they are added.
     ///
     /// A voter's ``LinkVote`` (with its label) is only built when it becomes a group's
-    /// representative or the one named for lacking the entitlement, so a caller holding
-    /// its links in another form (``Display``) adds them without building a vote per link.
+    /// representative or the first limited link, so a caller holding its links in
+    /// another form (``Display``) adds them without building a vote per link.
     struct Ballot {
         fileprivate let cap: RefreshRateCap?
-        private let entitledLimit: RefreshRateCap?
-        private let plainLimit: RefreshRateCap?
-        private let plainLimitIsCap: Bool
+        private let entitledCeiling: Ceiling?
+        private let plainCeiling: Ceiling?
         fileprivate var groups: GroupTable
         fileprivate var unlocksHighRates: Bool
-        fileprivate var limitingCap: RefreshRateCap?
-        fileprivate var entitlementClamped: LinkVote?
+        /// The lowest-numbered limited links, and how many there are.
+        fileprivate var limited = LowestLinks<LinkLimit>()
+        /// The lowest-numbered limited link's vote, named in reasons.
+        fileprivate var firstLimited: LinkVote?
+        /// The highest rate a link limited by the cap pulls the display to, in Hz:
+        /// its preferred rate, or its minimum without one. 0 when none.
+        fileprivate var capPull = 0.0
 
         init(_ arbiter: Arbiter, caps: DisplayCaps, expectedVotes: Int) {
             cap = caps.effectiveCap(configuredMaximum: arbiter.configuredMaximum)
-            // The two limits a vote can be clamped to, resolved once rather than per vote.
-            entitledLimit = arbiter.clampLimit(hasEntitlement: true, caps: caps)
-            plainLimit = arbiter.clampLimit(hasEntitlement: false, caps: caps)
-            plainLimitIsCap = plainLimit == cap
+            // The two ceilings a vote can have, resolved once rather than per vote.
+            entitledCeiling = arbiter.ceiling(hasEntitlement: true, caps: caps)
+            plainCeiling = arbiter.ceiling(hasEntitlement: false, caps: caps)
             groups = GroupTable(expectedVotes: expectedVotes)
             unlocksHighRates = !arbiter.profile.requiresEntitlementAbove60Hz
         }
@@ -104,14 +136,12 @@ public struct Arbiter: Sendable {
         /// Counts one voting link; `vote` is evaluated only if the link must be named.
         @inline(__always)
         mutating func add(link: LinkID, range: FrameRateRange, entitled: Bool, vote: @autoclosure () -> LinkVote) {
-            let limit = entitled ? entitledLimit : plainLimit
             var effective = range
-            if let limit, range.maximum > limit.rate {
-                effective = range.clamped(toAtMost: limit.rate)
-                if entitled || plainLimitIsCap {
-                    limitingCap = cap
-                } else if entitlementClamped.map({ link < $0.link }) ?? true {
-                    entitlementClamped = vote()
+            if let ceiling = entitled ? entitledCeiling : plainCeiling, range.maximum > ceiling.rate {
+                effective = range.clamped(toAtMost: ceiling.rate)
+                if let limit = Arbiter.limit(of: link, range: range, under: ceiling) {
+                    if limited.insert(limit) { firstLimited = vote() }
+                    if ceiling.by == .cap { capPull = Swift.max(capPull, range.hasPreferredRate ? range.preferred : range.minimum) }
                 }
             }
             if entitled && (range.hasPreferredRate || range.minimum > DisplayProfile.entitlementFreeLimit) {
@@ -122,82 +152,112 @@ public struct Arbiter: Sendable {
     }
 
     /// Decides the refresh rate for the votes in `ballot`.
-    func decide(_ ballot: Ballot) -> ArbitrationDecision {
+    func decide(_ ballot: Ballot) -> Decision {
         let cap = ballot.cap
-        let unlocksHighRates = ballot.unlocksHighRates
-        let limitingCap = ballot.limitingCap
-        let entitlementClamped = ballot.entitlementClamped
-        let groups = ballot.groups
         // Sorted so that sums and reasons never depend on registration order.
-        let ordered = groups.groups.sorted { $0.representative.link < $1.representative.link }
+        let ordered = ballot.groups.groups.sorted { $0.representative.link < $1.representative.link }
+        // The reason names at most the first decider (a group's representative) and the first limited link.
+        func name(_ link: LinkID) -> String {
+            if let first = ballot.firstLimited, first.link == link { return first.reasonName }
+            return ordered.first { $0.representative.link == link }?.representative.reasonName ?? "\(link)"
+        }
 
-        guard !ordered.isEmpty else {
-            return ArbitrationDecision(
-                refreshRate: profile.lowestRate, rule: .idle,
-                reason: "no voting link: idle at the lowest rate, \(FrameRateMath.format(profile.lowestRate)) Hz",
-                decidingLink: nil, limitingCap: nil
+        func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
+            var deciders = LowestLinks<LinkID>()
+            var deciderCount = 0
+            for index in holders {
+                for member in ordered[index].members.items { deciders.insert(member) }
+                deciderCount += ordered[index].count
+            }
+            let limited = ballot.limited.items
+            let reason = DecisionReason.sentence(
+                rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
+                limited: limited, limitedCount: ballot.limited.total, name: name
+            )
+            return Decision(
+                rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
+                limited: limited, limitedCount: ballot.limited.total, pending: nil, reason: reason
             )
         }
+
+        // Step 6: no voting link.
+        guard !ordered.isEmpty else { return decision(profile.lowestRate, .idle) }
         let candidates = profile.supportedRates.reversed().filter { rate in
             FrameRateMath.lessOrEqual(rate, cap?.rate ?? .infinity)
-                && (unlocksHighRates || FrameRateMath.lessOrEqual(rate, DisplayProfile.entitlementFreeLimit))
+                && (ballot.unlocksHighRates || FrameRateMath.lessOrEqual(rate, DisplayProfile.entitlementFreeLimit))
         }
-        guard !candidates.isEmpty else {
-            return ArbitrationDecision(
-                refreshRate: profile.lowestRate, rule: .capBelowEveryRate,
-                reason: "\(cap?.source ?? "the cap") allows at most \(FrameRateMath.format(cap?.rate ?? 0)) Hz, "
-                    + "below every supported rate: using the lowest, \(FrameRateMath.format(profile.lowestRate)) Hz",
-                decidingLink: nil, limitingCap: cap
-            )
-        }
-        let suffix = Self.clampNote(cap: limitingCap, entitlementClamped: entitlementClamped)
+        // Step 1: the cap is below every supported rate. (A profile that needs the
+        // entitlement always has a rate at or below 60 Hz, so only a cap empties the list.)
+        guard let highest = candidates.last else { return decision(profile.lowestRate, .cap) }
 
         // The scoring loops below run for every group and candidate rate: they read plain
         // ranges and counts (no reference counting), and name groups by index.
         let ranges = ordered.map(\.range)
         let counts = ordered.map(\.count)
+        let (rate, rule, holders) = Self.ladder(candidates: candidates, ranges: ranges, counts: counts)
+        // Step 1 again: the display sits at the highest rate the cap allows while a
+        // link the cap limits pulls above it: the cap, not the links, holds it there.
+        if FrameRateMath.equal(rate, highest) && ballot.capPull > highest && !FrameRateMath.equal(ballot.capPull, highest) {
+            return decision(rate, .cap)
+        }
+        return decision(rate, rule, holders: holders)
+    }
 
-        // Rule 2: the lowest candidate that serves every link exactly.
-        var blocker: Int?
-        for candidate in candidates {
-            if let failing = ranges.firstIndex(where: { !CallbackCadence(range: $0, refresh: candidate).isExact }) {
-                blocker = failing
-                continue
+    /// Steps 2 to 5 over `candidates` (lowest first) for groups with `ranges` and
+    /// `counts`: the rate, the rule and the indices of the groups that hold it.
+    private static func ladder(candidates: [Double], ranges: [FrameRateRange], counts: [Int]) -> (Double, ArbitrationRule, [Int]) {
+        // Step 2: the lowest candidate that serves every group exactly. A group holds the
+        // rate when it alone keeps some lower candidate from serving everyone.
+        var soleBlockers = Array(repeating: false, count: ranges.count)
+        for (position, candidate) in candidates.enumerated() {
+            var failures = 0
+            var failing = 0
+            for index in ranges.indices where !CallbackCadence(range: ranges[index], refresh: candidate).isExact {
+                failures += 1
+                failing = index
+                if failures > 1 { break }
             }
-            let reason: String
-            if let blocker {
-                reason = "\(FrameRateMath.format(candidate)) Hz is the lowest rate that serves every link exactly; "
-                    + "a lower rate would not serve \(ordered[blocker].representative.reasonName)"
-            } else {
-                reason = "\(FrameRateMath.format(candidate)) Hz is the lowest allowed rate and serves every link exactly"
+            if failures == 1 { soleBlockers[failing] = true }
+            guard failures == 0 else { continue }
+            var holders = soleBlockers.indices.filter { soleBlockers[$0] }
+            if holders.isEmpty && position > 0 {
+                // No group alone: the groups that keep the next lower candidate out hold it together.
+                let below = candidates[position - 1]
+                holders = ranges.indices.filter { !CallbackCadence(range: ranges[$0], refresh: below).isExact }
             }
-            return ArbitrationDecision(
-                refreshRate: candidate, rule: .exact, reason: reason + suffix,
-                decidingLink: ordered[blocker ?? 0].representative.link, limitingCap: limitingCap
-            )
+            return (candidate, .exact, holders)
         }
 
-        // Rules 3 and 4: score every candidate; most links inside their range first,
-        // then the smallest total distance, then the lower rate.
-        var best: (rate: Double, served: Int, distance: Double, farthest: Int?, unserved: Int?)?
+        // Steps 3 to 5 in one pass: score every candidate by the links inside their range
+        // and the total distance, and note whether it serves every group preferring 30 or
+        // 60 Hz exactly. Step 3 (30 Hz and 60 Hz have priority) takes the best candidate that
+        // keeps every link inside and serves those exactly; else the most links inside their
+        // range first, then the smallest total distance, then the lower rate.
+        let prioritized = ranges.indices.filter { index in
+            ranges[index].hasPreferredRate
+                && (FrameRateMath.equal(ranges[index].preferred, 30) || FrameRateMath.equal(ranges[index].preferred, 60))
+        }
+        let total = counts.reduce(0, +)
+        var best: (rate: Double, served: Int, distance: Double)?
+        var bestPrioritized: (rate: Double, distance: Double)?
         for candidate in candidates {
             var served = 0
             var distance = 0.0
-            var farthest: Int?
-            var farthestDistance = 0.0
-            var unserved: Int?
+            var prioritizedExact = !prioritized.isEmpty
+            var next = 0  // the position in `prioritized` of the next group that prefers 30 or 60 Hz
             for index in ranges.indices {
                 let cadence = CallbackCadence(range: ranges[index], refresh: candidate)
-                if cadence.isInsideRange {
-                    served += counts[index]
-                } else if unserved == nil {
-                    unserved = index
-                }
+                if cadence.isInsideRange { served += counts[index] }
                 distance += cadence.distance * Double(counts[index])
-                if cadence.distance > farthestDistance {
-                    farthest = index
-                    farthestDistance = cadence.distance
+                if next < prioritized.count && prioritized[next] == index {
+                    next += 1
+                    if !cadence.isExact { prioritizedExact = false }
                 }
+            }
+            if prioritizedExact && served == total
+                && (bestPrioritized.map { distance < $0.distance && !FrameRateMath.equal(distance, $0.distance) } ?? true)
+            {
+                bestPrioritized = (candidate, distance)
             }
             if let current = best {
                 let better =
@@ -206,36 +266,16 @@ public struct Arbiter: Sendable {
                         && !FrameRateMath.equal(distance, current.distance))
                 if !better { continue }
             }
-            best = (candidate, served, distance, farthest, unserved)
+            best = (candidate, served, distance)
         }
+        if let bestPrioritized { return (bestPrioritized.rate, .priority, prioritized) }
         let chosen = best!
-        let total = counts.reduce(0, +)
-        let rate = FrameRateMath.format(chosen.rate)
         if chosen.served == total {
-            let who = chosen.farthest.map { "; farthest from its preference: \(ordered[$0].representative.reasonName)" } ?? ""
-            return ArbitrationDecision(
-                refreshRate: chosen.rate, rule: .closest,
-                reason: "no rate serves every link exactly; \(rate) Hz keeps every link inside its range "
-                    + "with the smallest total distance to the preferred rates\(who)" + suffix,
-                decidingLink: chosen.farthest.map { ordered[$0].representative.link }, limitingCap: limitingCap
-            )
+            // Every group is inside its range: the preferences of the groups that have one set the rate.
+            return (chosen.rate, .preferred, ranges.indices.filter { ranges[$0].hasPreferredRate })
         }
-        let who = chosen.unserved.map { "; not served: \(ordered[$0].representative.reasonName)" } ?? ""
-        return ArbitrationDecision(
-            refreshRate: chosen.rate, rule: .mostServed,
-            reason: "no rate keeps every link inside its range; \(rate) Hz serves the most, "
-                + "\(chosen.served) of \(total)\(who)" + suffix,
-            decidingLink: chosen.unserved.map { ordered[$0].representative.link }, limitingCap: limitingCap
-        )
-    }
-
-    private static func clampNote(cap: RefreshRateCap?, entitlementClamped: LinkVote?) -> String {
-        var note = ""
-        if let cap { note += "; capped at \(FrameRateMath.format(cap.rate)) Hz by \(cap.source)" }
-        if let vote = entitlementClamped {
-            note += "; \(vote.link) and any like it lack the high-frame-rate entitlement and are limited to 60 Hz"
-        }
-        return note
+        // The groups inside their range at the chosen rate are the ones it serves.
+        return (chosen.rate, .mostServed, ranges.indices.filter { CallbackCadence(range: ranges[$0], refresh: chosen.rate).isInsideRange })
     }
 }
 
@@ -282,13 +322,15 @@ extension Arbiter {
                 let entry = Int(slots[slot])
                 if entry == 0 { break }
                 if keys[entry - 1] == range {
-                    groups[entry - 1].count += 1
+                    groups[entry - 1].members.insert(link)
                     if link < groups[entry - 1].representative.link { groups[entry - 1].representative = vote() }
                     return
                 }
                 slot = (slot + 1) & mask
             }
-            groups.append(Group(range: range, count: 1, representative: vote()))
+            var members = LowestLinks<LinkID>()
+            members.insert(link)
+            groups.append(Group(range: range, members: members, representative: vote()))
             keys.append(range)
             slots[slot] = Int32(groups.count)
             if 2 * groups.count > slots.count { grow() }

@@ -16,15 +16,18 @@ public struct CallbackCadence: Hashable, Sendable {
     public let isExact: Bool
     /// The relative distance between the callback rate and what the link asked
     /// for: `|callback - preferred| / preferred`; for a link without a preferred
-    /// rate, `0` inside its range and the relative distance to the nearest bound outside it.
+    /// rate, `0` inside its range and the relative distance to its minimum outside it.
     public let distance: Double
 
     /// The cadence of `range` at `refresh` Hz.
     ///
     /// Rule: the `refresh / n` closest to the preferred rate, preferring one inside
     /// the range (ties to the higher rate); without a preferred rate, the highest
-    /// `refresh / n` inside the range; when no `refresh / n` is inside, the one
-    /// closest to the preferred rate or, without one, to the range.
+    /// `refresh / n` inside the range; when no `refresh / n` is inside, the highest
+    /// `refresh / n` at or below the range's maximum. A link therefore never ticks
+    /// faster than its (clamped) maximum, not even while the display runs at a rate
+    /// arbitration no longer wants (a decrease dwell): its divisor brings the rate in
+    /// force down to what it may have.
     public init(range: FrameRateRange, refresh: Double) {
         if let inside = FrameRateMath.divisors(of: refresh, inside: range) {
             let n: Int
@@ -45,8 +48,11 @@ public struct CallbackCadence: Hashable, Sendable {
                 self.distance = 0
             }
         } else {
-            let target = range.hasPreferredRate ? range.preferred : (refresh / range.maximum >= 1 ? range.maximum : range.minimum)
-            let n = Self.closestDivisor(of: refresh, to: target, within: 1...Int.max)
+            // No `refresh / n` is inside, so the highest one at or below the maximum lies
+            // below the minimum: the smallest `n` with `refresh / n <= maximum`, with the
+            // same tolerance as ``FrameRateMath/divisors(of:inside:)``.
+            let ideal = refresh / range.maximum * (1 - FrameRateMath.tolerance)
+            let n = ideal <= 1 ? 1 : Int(Swift.min(ideal.rounded(.up), Double(Int.max / 2)))
             let rate = refresh / Double(n)
             self.divisor = n
             self.callbackRate = rate
@@ -55,7 +61,7 @@ public struct CallbackCadence: Hashable, Sendable {
             if range.hasPreferredRate {
                 self.distance = abs(rate - range.preferred) / range.preferred
             } else {
-                self.distance = rate < range.minimum ? (range.minimum - rate) / range.minimum : (rate - range.maximum) / range.maximum
+                self.distance = abs(range.minimum - rate) / range.minimum
             }
         }
     }

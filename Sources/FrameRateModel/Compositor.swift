@@ -111,6 +111,20 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
+    /// The displays' first vsync: the instant ``LinkSnapshot/since`` and
+    /// ``PendingRateChange/at`` are measured from.
+    public var start: C.Instant { displays[0].origin }
+
+    /// The instant `offset` after ``start``: turns ``LinkSnapshot/since`` and
+    /// ``PendingRateChange/at`` into instants of the compositor's clock.
+    public func instant(sinceStart offset: Duration) -> C.Instant { start.advanced(by: offset) }
+
+    /// The latest decision of `display` (the default display when `nil`): the rate, the
+    /// rule, who holds it, the cap, the limited links, and the pending change if any.
+    public func decision(of display: DisplayID? = nil) throws(CompositorError) -> Decision {
+        displays[try index(of: display)].decision
+    }
+
     /// The refresh rate in force on `display`, in Hz.
     public func refreshRate(of display: DisplayID? = nil) throws(CompositorError) -> Double {
         displays[try index(of: display)].refreshRate

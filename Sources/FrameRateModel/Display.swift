@@ -7,6 +7,8 @@ struct DisplayLinkState: Sendable {
     let owner: OwnerID
     var configuration: DisplayLinkConfiguration
     var pacer: LinkPacer
+    /// When it was registered, as the time since the display's origin.
+    let since: Duration
 }
 
 /// One display's whole state: its links, caps, arbitration, governor and vsync grid.
@@ -48,20 +50,52 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         arbiter.cadence(of: configuration.range, hasEntitlement: configuration.hasHighFrameRateEntitlement, caps: caps, refresh: refresh)
     }
 
+    /// How the entitlement or a cap limits `link`, or `nil` when it may have what it asked for.
+    func limit(of link: Link) -> LinkLimit? {
+        arbiter.limit(
+            of: link.id, range: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps
+        )
+    }
+
     /// The status a client is told after registering or updating `link`.
     func status(of link: LinkID) -> LinkStatus? {
         guard let link = self.link(link) else { return nil }
-        let target = governor.target?.refreshRate ?? refreshRate
+        let decision = self.decision
         return LinkStatus(
-            link: link.id, display: id, refreshRate: target,
-            callbackRate: cadence(of: link.configuration, refresh: target).callbackRate
+            link: link.id, display: id, refreshRate: decision.rate,
+            callbackRate: cadence(of: link.configuration, refresh: decision.rate).callbackRate,
+            decision: decision, limit: limit(of: link)
         )
+    }
+
+    /// The latest arbitration, with the change it makes if that is not in force yet:
+    /// an increase at the next vsync, a decrease (or idle drop) at the first vsync at
+    /// or after the governor's deadline.
+    var decision: Decision {
+        guard let target = governor.target else { preconditionFailure("a display arbitrates when it is built") }
+        guard !FrameRateMath.equal(target.rate, refreshRate) else { return target }
+        let next = timeline.next.instant
+        var due = next
+        if target.rate < refreshRate, let deadline = governor.pendingDecreaseDeadline, next < deadline {
+            // The first vsync on the current grid at or after the deadline.
+            let period = timeline.period
+            var periods = Int((next.duration(to: deadline) / period).rounded(.up))
+            while next.advanced(by: period * periods) < deadline { periods += 1 }
+            while periods > 0 && next.advanced(by: period * (periods - 1)) >= deadline { periods -= 1 }
+            due = next.advanced(by: period * periods)
+        }
+        return target.with(pending: PendingRateChange(rate: target.rate, at: origin.duration(to: due)))
     }
 
     mutating func add(_ id: LinkID, owner: OwnerID, configuration: DisplayLinkConfiguration, at now: C.Instant) {
         catchUp(to: now)
         positions[id] = links.count
-        links.append(Link(id: id, owner: owner, configuration: configuration, pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate))))
+        links.append(
+            Link(
+                id: id, owner: owner, configuration: configuration,
+                pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate)), since: origin.duration(to: now)
+            )
+        )
         rearbitrate(at: now)
     }
 
@@ -223,24 +257,24 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             effectiveRange: arbiter.effectiveRange(
                 of: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps
             ),
-            callbackRate: link.pacer.cadence.callbackRate
+            callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link)
         )
     }
 
     var snapshot: DisplaySnapshot {
         let refresh = refreshRate
-        var reason = governor.currentReason
-        if let target = governor.target, !FrameRateMath.equal(target.refreshRate, refresh) {
-            reason += "; moving to \(FrameRateMath.format(target.refreshRate)) Hz"
-                + (target.refreshRate > refresh
+        let decision = self.decision
+        var reason = decision.reason
+        if let pending = decision.pending {
+            reason = "moving to \(FrameRateMath.format(pending.rate)) Hz"
+                + (pending.rate > refresh
                     ? " at the next vsync"
-                    : target.rule == .idle ? " once the idle timeout and the decrease dwell pass" : " after the decrease dwell")
-                + ": \(target.reason)"
+                    : decision.rule == .idle ? " once the idle timeout and the decrease dwell pass" : " after the decrease dwell")
+                + ": \(reason)"
         }
         return DisplaySnapshot(
             id: id, profile: arbiter.profile, refreshRate: refresh, reason: reason,
-            targetRate: governor.target?.refreshRate ?? refresh, caps: caps,
-            links: links.map(linkSnapshot)
+            targetRate: decision.rate, caps: caps, links: links.map(linkSnapshot), decision: decision
         )
     }
 }

@@ -6,15 +6,15 @@ public enum ThermalState: String, CaseIterable, Hashable, Sendable {
     case fair
     /// High: caps the display at 60 Hz.
     case serious
-    /// Critical: caps the display at 30 Hz.
+    /// Critical: caps the display at 60 Hz, like `serious`: the display-performance
+    /// guide maps `.serious, .critical` to 60 Hz (see `docs/arbitration.md`).
     case critical
 
     /// The refresh-rate cap this state imposes, in Hz, or `nil` for none.
     public var refreshRateCap: Double? {
         switch self {
         case .nominal, .fair: nil
-        case .serious: 60
-        case .critical: 30
+        case .serious, .critical: 60
         }
     }
 }
@@ -38,25 +38,43 @@ public struct DisplayCaps: Hashable, Sendable {
         self.thermalState = thermalState
     }
 
-    /// The rate the caps in force allow at most, in Hz, with the name of the
-    /// cap that sets it; `configuredMaximum` is the daemon's configured ceiling.
-    /// `nil` when nothing caps the display.
+    /// The rate the caps in force allow at most, in Hz, with what sets it;
+    /// `configuredMaximum` is the daemon's configured ceiling (`--max-refresh-rate`).
+    /// `nil` when nothing caps the display. When caps tie, the first in the order
+    /// Low Power Mode, Limit Frame Rate, thermal, configured maximum is named.
     public func effectiveCap(configuredMaximum: Double?) -> RefreshRateCap? {
-        var caps: [RefreshRateCap] = []
-        if let configuredMaximum { caps.append(RefreshRateCap(rate: configuredMaximum, source: "the configured maximum")) }
-        if lowPowerMode { caps.append(RefreshRateCap(rate: 60, source: "Low Power Mode")) }
-        if limitFrameRate { caps.append(RefreshRateCap(rate: 60, source: "Limit Frame Rate")) }
-        if let rate = thermalState.refreshRateCap {
-            caps.append(RefreshRateCap(rate: rate, source: "thermal state \(thermalState.rawValue)"))
+        var lowest: RefreshRateCap?
+        func consider(_ rate: Double, _ kind: CapSource, _ source: String) {
+            if lowest.map({ rate < $0.rate && !FrameRateMath.equal(rate, $0.rate) }) ?? true {
+                lowest = RefreshRateCap(rate: rate, kind: kind, source: source)
+            }
         }
-        return caps.min { $0.rate < $1.rate }
+        if lowPowerMode { consider(60, .lowPower, "Low Power Mode") }
+        if limitFrameRate { consider(60, .limitFrameRate, "Limit Frame Rate") }
+        if let rate = thermalState.refreshRateCap { consider(rate, .thermal, "thermal state \(thermalState.rawValue)") }
+        if let configuredMaximum { consider(configuredMaximum, .maxRefreshRate, "the configured maximum") }
+        return lowest
     }
+}
+
+/// What imposes a cap. The raw values are the names on the wire (`decision.cap.source`).
+public enum CapSource: String, CaseIterable, Hashable, Sendable {
+    /// Low Power Mode (60 Hz).
+    case lowPower
+    /// The accessibility setting Limit Frame Rate (60 Hz).
+    case limitFrameRate
+    /// The thermal state (`serious` and `critical`: 60 Hz).
+    case thermal
+    /// The daemon's configured ceiling, `--max-refresh-rate`.
+    case maxRefreshRate
 }
 
 /// A ceiling on the refresh rate and what imposes it.
 public struct RefreshRateCap: Hashable, Sendable {
     /// The highest allowed rate, in Hz.
     public let rate: Double
+    /// What imposes it, by its wire name.
+    public let kind: CapSource
     /// What imposes it, for reasons shown to people (e.g. `Low Power Mode`).
     public let source: String
 }

@@ -19,7 +19,9 @@ public struct DisplayProfile: Hashable, Sendable, CustomStringConvertible {
     ///
     /// The rates may come in any order and are sorted highest first.
     /// - Throws: ``DisplayProfileError`` when the list is empty, holds a
-    ///   non-finite or non-positive rate, a rate above 1000 Hz, or a duplicate.
+    ///   non-finite or non-positive rate, a rate above 1000 Hz, or a duplicate; or when
+    ///   `requiresEntitlementAbove60Hz` is set and no rate is at or below 60 Hz (links
+    ///   without the entitlement could then never be honoured).
     public init(name: String, supportedRates: [Double], requiresEntitlementAbove60Hz: Bool = false) throws(DisplayProfileError) {
         guard !supportedRates.isEmpty else {
             throw DisplayProfileError("profile '\(name)' needs at least one supported rate")
@@ -32,6 +34,12 @@ public struct DisplayProfile: Hashable, Sendable, CustomStringConvertible {
         let sorted = supportedRates.sorted(by: >)
         for (higher, lower) in zip(sorted, sorted.dropFirst()) where FrameRateMath.equal(higher, lower) {
             throw DisplayProfileError("profile '\(name)' lists \(FrameRateMath.format(lower)) Hz twice")
+        }
+        if requiresEntitlementAbove60Hz && !sorted.contains(where: { FrameRateMath.lessOrEqual($0, Self.entitlementFreeLimit) }) {
+            throw DisplayProfileError(
+                "profile '\(name)' needs the entitlement above 60 Hz but has no rate at or below 60 Hz: "
+                    + "add one, or drop the :entitlement suffix"
+            )
         }
         self.name = name
         self.supportedRates = sorted

@@ -32,7 +32,7 @@ public struct RefreshRateGovernor<C: Clock>: Sendable where C.Duration == Durati
     /// Why the rate in force was chosen.
     public private(set) var currentReason: String
     /// The latest arbitration, which the governor moves towards.
-    public private(set) var target: ArbitrationDecision?
+    public private(set) var target: Decision?
     /// Since when the display has had no voting link, if it has none.
     private var idleSince: C.Instant?
     /// Since when the display has wanted a rate below the current one.
@@ -46,7 +46,7 @@ public struct RefreshRateGovernor<C: Clock>: Sendable where C.Duration == Durati
     }
 
     /// Records a new arbitration decision made at `now`.
-    public mutating func observe(_ decision: ArbitrationDecision, at now: C.Instant) {
+    public mutating func observe(_ decision: Decision, at now: C.Instant) {
         target = decision
         if decision.rule == .idle {
             let since = idleSince ?? now
@@ -55,7 +55,10 @@ public struct RefreshRateGovernor<C: Clock>: Sendable where C.Duration == Durati
         } else {
             idleSince = nil
             if decision.refreshRate < currentRate && !FrameRateMath.equal(decision.refreshRate, currentRate) {
-                decreaseWantedSince = decreaseWantedSince ?? now
+                // Wanted since an earlier wish still running, or from now. An idle deadline still
+                // ahead (the display was holding its rate through the idle timeout) is not a wish
+                // for a lower rate yet, so it must not delay this decrease.
+                decreaseWantedSince = decreaseWantedSince.map { Swift.min($0, now) } ?? now
             } else {
                 decreaseWantedSince = nil
             }
@@ -74,7 +77,7 @@ public struct RefreshRateGovernor<C: Clock>: Sendable where C.Duration == Durati
         if target.refreshRate < currentRate {
             guard let deadline = pendingDecreaseDeadline, now >= deadline else { return nil }
         }
-        let change = RefreshRateChange(from: currentRate, to: target.refreshRate, reason: target.reason)
+        let change = RefreshRateChange(from: currentRate, to: target.refreshRate, reason: target.reason, decision: target)
         currentRate = target.refreshRate
         currentReason = target.reason
         decreaseWantedSince = nil
@@ -88,6 +91,8 @@ public struct RefreshRateChange: Hashable, Sendable {
     public let from: Double
     /// The rate from this vsync on, in Hz.
     public let to: Double
-    /// Why, for people: the deciding arbitration's reason.
+    /// Why, for people: the deciding arbitration's reason (``decision``'s).
     public let reason: String
+    /// The arbitration that took effect; its ``Decision/pending`` is `nil`.
+    public let decision: Decision
 }

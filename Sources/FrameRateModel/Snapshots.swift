@@ -10,6 +10,11 @@ public struct LinkSnapshot: Hashable, Sendable {
     public let effectiveRange: FrameRateRange
     /// The callback rate at the rate in force, in Hz.
     public let callbackRate: Double
+    /// When the link was registered: the instant passed to ``Compositor/register(owner:display:configuration:at:)``,
+    /// as the time since ``Compositor/start`` (``Compositor/instant(sinceStart:)`` gives the instant).
+    public let since: Duration
+    /// How the entitlement or a cap limits the link, or `nil` when it may have what it asked for.
+    public let limit: LinkLimit?
 }
 
 /// A read-only view of one display, for status output.
@@ -20,7 +25,7 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let profile: DisplayProfile
     /// The refresh rate in force, in Hz.
     public let refreshRate: Double
-    /// Why that rate (the deciding arbitration's reason, or a pending-change note).
+    /// Why that rate: the decision's reason, prefixed with when a pending change happens.
     public let reason: String
     /// The rate arbitration wants, in Hz (differs from `refreshRate` during a decrease dwell or idle wait).
     public let targetRate: Double
@@ -28,6 +33,8 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let caps: DisplayCaps
     /// Every link on the display, in registration order.
     public let links: [LinkSnapshot]
+    /// The latest arbitration, with the pending change if it is not in force yet.
+    public let decision: Decision
 }
 
 /// What a successful registration or update reports.
@@ -41,4 +48,13 @@ public struct LinkStatus: Hashable, Sendable {
     public let refreshRate: Double
     /// The link's callback rate at that refresh rate, in Hz.
     public let callbackRate: Double
+    /// The display's decision, with the pending change if it is not in force yet.
+    public let decision: Decision
+    /// How the entitlement or a cap limits this link, or `nil` when it may have what it asked for.
+    public let limit: LinkLimit?
+
+    /// What limits this link (the wire's `limitedBy`), or `nil`.
+    public var limitedBy: LimitReason? { limit?.by }
+    /// What this link asked for when it is limited (the wire's `wanted`), in Hz, or `nil`.
+    public var wanted: Double? { limit?.wanted }
 }

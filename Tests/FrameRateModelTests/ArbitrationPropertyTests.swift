@@ -162,9 +162,52 @@ struct ArbitrationPropertyTests {
         let decision = arbiter.decide(votes: scenario.votes, caps: scenario.caps)
         if let exact {
             #expect(decision.refreshRate == exact)
-            #expect(decision.rule == .exact)
+            // A cap that holds the display at its highest candidate is named instead of the step.
+            #expect(decision.rule == .exact || (decision.rule == .cap && exact == candidates.last))
         } else {
             #expect(decision.rule != .exact)
+        }
+        if decision.rule == .cap {
+            #expect(decision.deciders.isEmpty)
+            #expect(decision.cap != nil)
+        }
+    }
+
+    @Test("the decision's lists hold voting links, lowest first; limited links wanted more than they got and never tick faster", arguments: seeds)
+    func decisionFields(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        let arbiter = Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
+        let decision = arbiter.decide(votes: scenario.votes, caps: scenario.caps)
+        let ids = Set(scenario.votes.map(\.link))
+        #expect((decision.rule == .idle) == scenario.votes.isEmpty)
+        #expect(decision.cap == scenario.caps.effectiveCap(configuredMaximum: scenario.configuredMaximum))
+        #expect(decision.deciders.allSatisfy(ids.contains))
+        #expect(decision.deciders == decision.deciders.sorted())
+        #expect(decision.deciderCount >= decision.deciders.count)
+        #expect(decision.limited.map(\.link) == decision.limited.map(\.link).sorted())
+        #expect(decision.limitedCount == decision.limited.count, "fewer than 16 links: all listed")
+        #expect(decision.pending == nil)
+        for vote in scenario.votes {
+            let limit = arbiter.limit(of: vote.link, range: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps)
+            #expect(decision.limit(of: vote.link) == limit)
+            guard let limit else { continue }
+            #expect(limit.wanted > limit.got)
+            let cadence = arbiter.cadence(of: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps, refresh: decision.rate)
+            #expect(cadence.callbackRate <= limit.got * (1 + 1e-9))
+        }
+    }
+
+    @Test("no link ever ticks above its ceiling, whatever rate is in force", arguments: seeds)
+    func cadenceNeverAboveCeiling(seed: UInt64) {
+        let scenario = Self.scenario(seed: seed)
+        let arbiter = Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
+        for vote in scenario.votes {
+            let ceiling = arbiter.ceiling(hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps)?.rate ?? .infinity
+            let most = min(ceiling, vote.range.maximum)
+            for refresh in scenario.profile.supportedRates {
+                let cadence = arbiter.cadence(of: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps, refresh: refresh)
+                #expect(cadence.callbackRate <= most * (1 + 1e-6), "\(vote.range) at \(refresh) Hz")
+            }
         }
     }
 
@@ -175,11 +218,13 @@ struct ArbitrationPropertyTests {
         let clock = LinkVote(link: LinkID(rawValue: 8), range: try FrameRateRange(minimum: 8, maximum: 15, preferred: 0), hasHighFrameRateEntitlement: false)
         let decision = arbiter.decide(votes: [clock, scroll], caps: DisplayCaps())
         #expect(decision.refreshRate == 120)
-        #expect(decision.decidingLink == scroll.link)
+        #expect(decision.deciders == [scroll.link])
         #expect(decision.reason.contains("link 7 'scroll'"))
         let capped = arbiter.decide(votes: [scroll], caps: DisplayCaps(lowPowerMode: true))
         #expect(capped.reason.contains("Low Power Mode"))
-        #expect(capped.limitingCap?.rate == 60)
+        #expect(capped.cap?.rate == 60)
+        #expect(capped.cap?.kind == .lowPower)
+        #expect(capped.rule == .cap)
         let unentitled = LinkVote(link: LinkID(rawValue: 9), range: scroll.range, hasHighFrameRateEntitlement: false)
         #expect(arbiter.decide(votes: [unentitled], caps: DisplayCaps()).reason.contains("entitlement"))
     }

@@ -15,11 +15,13 @@ struct Harness {
     }
 
     @discardableResult
-    mutating func register(_ minimum: Double, _ maximum: Double, _ preferred: Double, entitled: Bool = false, paused: Bool = false) throws -> LinkStatus {
+    mutating func register(
+        _ minimum: Double, _ maximum: Double, _ preferred: Double, entitled: Bool = false, paused: Bool = false, label: String? = nil
+    ) throws -> LinkStatus {
         let range = try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
         return try compositor.register(
             owner: owner,
-            configuration: DisplayLinkConfiguration(range: range, isPaused: paused, hasHighFrameRateEntitlement: entitled),
+            configuration: DisplayLinkConfiguration(range: range, isPaused: paused, hasHighFrameRateEntitlement: entitled, label: label),
             at: clock.now
         )
     }

@@ -191,7 +191,7 @@ import Testing
         #expect(
             try watcher.lines()
                 == [
-                    #"{"jsonrpc":"2.0","method":"framerate.v1.Compositor/Event","params":{"watch":1,"kind":"refreshRateChanged","display":0,"from":60.0,"to":120.0,"reason":"120 Hz is the lowest rate that serves every link exactly; a lower rate would not serve link 1 (80, 120, 120)"}}"#
+                    #"{"jsonrpc":"2.0","method":"framerate.v1.Compositor/Event","params":{"watch":1,"kind":"refreshRateChanged","display":0,"from":60.0,"to":120.0,"reason":"120 Hz is the lowest rate that serves every link exactly; link 1 (80, 120, 120) holds it there"}}"#
                 ]
         )
         let tick = try #require(try Self.ticks(client.lines()).first)

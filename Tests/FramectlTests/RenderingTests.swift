@@ -56,7 +56,7 @@ struct RenderingTests {
                 "display 1: 60 Hz",
                 "  profile: -",
                 "  reason:  -",
-                "  caps:    low power on, limit frame rate off, thermal critical (at most 30 Hz: thermal state critical)",
+                "  caps:    low power on, limit frame rate off, thermal critical (at most 60 Hz: Low Power Mode)",
                 "  links:   none",
             ]
         )
@@ -76,7 +76,7 @@ struct RenderingTests {
             ),
             (
                 DisplayCaps(lowPowerMode: true, thermalState: .critical),
-                "low power on, limit frame rate off, thermal critical (at most 30 Hz: thermal state critical)"
+                "low power on, limit frame rate off, thermal critical (at most 60 Hz: Low Power Mode)"
             ),
         ] as [(DisplayCaps, String)]
     )

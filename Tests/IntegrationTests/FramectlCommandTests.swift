@@ -90,7 +90,7 @@ struct FramectlCommandTests {
         #expect(text.stdout.first == "display 0: 120 Hz")
         #expect(text.stdout.contains("  profile: promotion-phone (120, 80, 60, 48, 40, 30, 24, 20, 16, 15, 12, 10 Hz)"))
         let reason = try #require(text.stdout.first { $0.hasPrefix("  reason:  ") })
-        #expect(reason.contains("120 Hz is the lowest rate that serves every link exactly; a lower rate would not serve link 1 'scroller' (80, 120, 120)"))
+        #expect(reason.contains("120 Hz is the lowest rate that serves every link exactly; link 1 'scroller' (80, 120, 120) holds it there"))
         #expect(text.stdout.contains("  caps:    low power off, limit frame rate off, thermal nominal (no cap)"))
         let header = try #require(text.stdout.firstIndex { $0.hasPrefix("    LINK  ") })
         #expect(text.stdout[header - 1] == "  links:")
@@ -104,7 +104,7 @@ struct FramectlCommandTests {
         let state = try CompositorState(json: try JSONValue(parsing: try #require(json.stdout.first)))
         let display = try #require(state.displays.first)
         #expect(display.refreshRate == 120)
-        #expect(display.reason.contains("a lower rate would not serve link 1 'scroller'"))
+        #expect(display.reason.contains("link 1 'scroller' (80, 120, 120) holds it there"))
         let link = try #require(display.links.first)
         #expect(link.range == (try FrameRateRange(minimum: 80, maximum: 120, preferred: 120)))
         #expect(link.label == "scroller")
@@ -134,7 +134,7 @@ struct FramectlCommandTests {
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.first == "display 0: 60 Hz")
         let reason = try #require(status.stdout.first { $0.hasPrefix("  reason:  ") })
-        #expect(reason.contains("capped at 60 Hz by Low Power Mode"), "\(reason)")
+        #expect(reason.contains("Low Power Mode caps the display at 60 Hz"), "\(reason)")
         #expect(status.stdout.contains("  caps:    low power on, limit frame rate off, thermal nominal (at most 60 Hz: Low Power Mode)"))
     }
 

@@ -11,8 +11,8 @@ struct CapsCommand: AsyncParsableCommand {
         discussion: """
             Without a change option, shows each display's caps. With one, changes only the caps \
             named (on every display, or only --display N) and prints the new caps. Low Power Mode \
-            and Limit Frame Rate each cap the refresh rate at 60 Hz; thermal serious caps at 60 Hz, \
-            critical at 30 Hz. Changing caps is privileged: the daemon's refusal names the group \
+            and Limit Frame Rate each cap the refresh rate at 60 Hz; thermal serious and critical \
+            cap at 60 Hz. Changing caps is privileged: the daemon's refusal names the group \
             whose members may do it.
 
             Examples:
