@@ -85,7 +85,15 @@ extension CompositorCore {
         guard shared.read({ $0.compositor.linkCount(of: session.owner) }) < limit else {
             throw .status(
                 .resourceExhausted,
-                "this connection already holds \(limit) links (the limit); invalidate one or open another connection"
+                "this connection already holds \(limit) links (the limit, --max-links-per-connection); invalidate one or open another connection"
+            )
+        }
+        let userLimit = configuration.limits.linksPerUser
+        let held = usage[session.peer.uid].links
+        guard session.isPrivileged || held < userLimit else {
+            throw .status(
+                .resourceExhausted,
+                "uid \(session.peer.uid) already holds \(held) links (the per-user limit, --max-links-per-user \(userLimit)); invalidate some first"
             )
         }
         let at = now()
@@ -97,6 +105,7 @@ extension CompositorCore {
                 try state.compositor.register(owner: session.owner, display: request.display, configuration: configuration, at: at)
             }
         }
+        usage.add(session.peer.uid, links: 1)
         logger.info(
             "link \(status.link.rawValue) registered \(request.range) on display \(status.display.rawValue)",
             metadata: peerMetadata(session.peer).merging([
@@ -136,6 +145,7 @@ extension CompositorCore {
                 return display ?? state.compositor.displayIDs[0]
             }
         }
+        usage.add(session.peer.uid, links: -1)
         logRelease(request.link, session: session, reason: "invalidated")
         emit(.linkRemoved(display: display, link: request.link, reason: "invalidated"))
         publishStatus()
@@ -186,6 +196,15 @@ extension CompositorCore {
                 "this connection already holds \(limit) watches (the limit); one watch sees every event, so unwatch one first"
             )
         }
+        let userLimit = configuration.limits.watchesPerUser
+        let held = usage[session.peer.uid].watches
+        guard session.isPrivileged || held < userLimit else {
+            throw .status(
+                .resourceExhausted,
+                "uid \(session.peer.uid) already holds \(held) watches (the per-user limit, \(userLimit)); unwatch some first"
+            )
+        }
+        usage.add(session.peer.uid, watches: 1)
         lastWatch += 1
         session.watches.insert(lastWatch)
         watchers[lastWatch] = session
@@ -197,6 +216,7 @@ extension CompositorCore {
         guard session.watches.remove(request.watch) != nil else {
             throw .status(.notFound, "watch \(request.watch) does not exist on this connection")
         }
+        usage.add(session.peer.uid, watches: -1)
         watchers[request.watch] = nil
         return .object([:])
     }
@@ -213,9 +233,8 @@ extension CompositorCore {
 
     /// Root, the daemon's own user and members of the admin group may change caps.
     private func authorizeAdmin(_ session: Session, action: String) throws(RPCError) {
-        let peer = session.peer
-        if peer.uid == 0 || peer.uid == daemonUserID { return }
-        if let adminGroupID, peer.isMember(of: adminGroupID) { return }
+        // Decided now, not at connect time: SIGHUP may have re-read the admin group.
+        if isPrivileged(session.peer) { return }
         throw .status(
             .permissionDenied,
             "only root, the daemon's user and members of the '\(configuration.adminGroup)' group may \(action); "

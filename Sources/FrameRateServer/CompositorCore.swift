@@ -27,6 +27,8 @@ final class CompositorCore {
     /// place the control plane learns the time.
     let now: @Sendable () -> MonotonicClock.Instant
     var sessions = OwnerTable<Session>()
+    /// What each user holds, for the per-user limits.
+    var usage = UserUsage()
     var watchers: [UInt64: Session] = [:]
     var lifecycle = Lifecycle.running
     /// The admin group's id, resolved at start and on reload.
@@ -94,11 +96,7 @@ final class CompositorCore {
     /// A new connection from `peer`, written through `destination`; `nil` when refused
     /// (connection limit, or stopping): the refusal is sent and the connection closed.
     func open(peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination) -> Session? {
-        guard lifecycle == .running, sessions.count < configuration.limits.connections else {
-            let message =
-                lifecycle == .running
-                ? "framerated already serves \(configuration.limits.connections) connections (the limit); close idle clients or raise --max-connections"
-                : "framerated is shutting down"
+        if let message = refusal(of: peer) {
             logger.warning(
                 "client rejected: \(message)", metadata: peerMetadata(peer).merging(["event": "client-rejected"]) { $1 }
             )
@@ -106,6 +104,7 @@ final class CompositorCore {
             JSONRPCOutboundMessage.response(
                 id: nil, result: .failure(.status(lifecycle == .running ? .resourceExhausted : .unavailable, message))
             ).writeLine(into: &buffer)
+            // (The refusal is a JSON-RPC error naming the limit and its value.)
             let writer = SocketWriter(destination: destination, highWater: configuration.limits.outboundHighWater)
             writer.write(buffer)
             writer.close()
@@ -117,12 +116,41 @@ final class CompositorCore {
             destination: destination, highWater: configuration.limits.outboundHighWater,
             shard: Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF), observer: writerObserver(of: owner)
         )
-        let session = Session(owner: owner, peer: peer, context: context, writer: writer)
+        let session = Session(owner: owner, peer: peer, context: context, writer: writer, isPrivileged: isPrivileged(peer))
         sessions[owner] = session
+        usage.add(peer.uid, connections: 1)
         shared.update { $0.writers[owner] = writer }
         logger.debug("client connected", metadata: peerMetadata(peer))
         publishStatus()
         return session
+    }
+
+    /// Root, the daemon's own user and members of the admin group: exempt from the
+    /// per-user limits, and the only ones who may use the reserved connections.
+    func isPrivileged(_ peer: PeerCredentials) -> Bool {
+        if peer.uid == 0 || peer.uid == daemonUserID { return true }
+        if let adminGroupID, peer.isMember(of: adminGroupID) { return true }
+        return false
+    }
+
+    /// Why a new connection from `peer` is refused, or `nil` when it is welcome.
+    private func refusal(of peer: PeerCredentials) -> String? {
+        let limits = configuration.limits
+        guard lifecycle == .running else { return "framerated is shutting down" }
+        if sessions.count >= limits.connections {
+            return "framerated already serves \(limits.connections) connections (the limit, --max-connections); close idle clients or raise it"
+        }
+        guard !isPrivileged(peer) else { return nil }
+        let open = limits.connections - limits.reservedConnections
+        if sessions.count >= open {
+            return "framerated serves \(open) connections, all it takes from unprivileged users "
+                + "(--max-connections \(limits.connections), of which \(limits.reservedConnections) are reserved for root and the admin group)"
+        }
+        let held = usage[peer.uid].connections
+        if held >= limits.connectionsPerUser {
+            return "uid \(peer.uid) already holds \(held) connections (the per-user limit, --max-connections-per-user \(limits.connectionsPerUser)); close some first"
+        }
+        return nil
     }
 
     /// How a connection's writer reports to the tick plane (flush when writable, the
@@ -145,6 +173,7 @@ final class CompositorCore {
     func close(_ session: Session) {
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
         for watch in session.watches { watchers[watch] = nil }
+        usage.add(session.peer.uid, connections: -1, watches: -session.watches.count)
         let at = now()
         let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
             let links = state.compositor.links(of: session.owner)
@@ -154,6 +183,7 @@ final class CompositorCore {
             return links
         }
         session.writer.close()
+        usage.add(session.peer.uid, links: -removed.count)
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
         for (link, display) in removed { emit(.linkRemoved(display: display, link: link, reason: "connection closed")) }
         logger.debug("client disconnected", metadata: peerMetadata(session.peer))
@@ -167,6 +197,13 @@ final class CompositorCore {
     func rejectOversizedLine(limit: Int, from session: Session) {
         logger.warning(
             "request rejected: line longer than \(limit) bytes; closing the connection",
+            metadata: peerMetadata(session.peer).merging(["event": "request-rejected"]) { $1 }
+        )
+    }
+
+    func rejectPartialLine(timeout: Duration, from session: Session) {
+        logger.warning(
+            "request rejected: a line took longer than \(timeout) to arrive; closing the connection",
             metadata: peerMetadata(session.peer).merging(["event": "request-rejected"]) { $1 }
         )
     }

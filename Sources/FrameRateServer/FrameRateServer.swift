@@ -80,6 +80,16 @@ public final class FrameRateServer: Service, Sendable {
         let logger = self.logger
         let hooks = self.hooks
         let now: @Sendable () -> MonotonicClock.Instant = { MonotonicClock.now }
+        // Every connection costs two descriptors (NIO's and the writer's): take all the
+        // kernel allows, and say so when even that is short of --max-connections.
+        let descriptors = SystemCall.raiseDescriptorLimit()
+        let needed = UInt64(max(0, configuration.limits.connections)) * 2 + 64
+        if descriptors < needed {
+            logger.warning(
+                "the descriptor limit is \(descriptors) (RLIMIT_NOFILE, raised to its hard limit); \(configuration.limits.connections) connections need about \(needed): connections beyond it are refused with RESOURCE_EXHAUSTED",
+                metadata: ["event": "descriptor-limit"]
+            )
+        }
 
         let shared = SharedModel(
             CompositorCore.initialState(configuration: configuration, start: now(), watchdogInterval: hooks.watchdogInterval),
@@ -136,6 +146,7 @@ public final class FrameRateServer: Service, Sendable {
         }.get()
 
         let lineLength = configuration.limits.lineLength
+        let partialLineTimeout = configuration.limits.partialLineTimeout
         let threads = NIOThreadPool(numberOfThreads: 1)
         threads.start()
         let accepting = threads.runIfActive(eventLoop: eventLoop) {
@@ -152,6 +163,7 @@ public final class FrameRateServer: Service, Sendable {
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandlers(
+                                PartialLineTimeoutHandler(timeout: partialLineTimeout),
                                 ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
                                 SessionHandler(core: bound.value, peer: peer, destination: { _ in .socket(descriptor) })
                             )

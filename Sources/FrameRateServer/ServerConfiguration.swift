@@ -68,6 +68,18 @@ public struct ServerConfiguration: Sendable {
         public var connections: Int
         /// Watches one connection may hold (one sees every event). Default 16.
         public var watchesPerConnection: Int
+        /// Connections one unprivileged user may hold at once. Default 256.
+        public var connectionsPerUser: Int
+        /// Links one unprivileged user may hold across its connections. Default 1024.
+        public var linksPerUser: Int
+        /// Watches one unprivileged user may hold across its connections. Default 64.
+        public var watchesPerUser: Int
+        /// Of ``connections``, how many only root, the daemon's user and the admin group
+        /// may use, so that unprivileged users filling theirs never lock them out. Default 32.
+        public var reservedConnections: Int
+        /// How long a request line may take to arrive completely (from its first byte to
+        /// its newline) before the connection is closed with an error. Default 10 s.
+        public var partialLineTimeout: Duration
         /// Requests one connection may have handled per turn of the control loop before
         /// other connections are served. Default 16.
         public var requestsPerTurn: Int
@@ -87,8 +99,15 @@ public struct ServerConfiguration: Sendable {
         public init(
             linksPerConnection: Int = 64, connections: Int = 4096, batchSize: Int = 128, lineLength: Int = 1 << 16,
             unwritableTimeout: Duration = .seconds(5), outboundHighWater: Int = 64 * 1024,
-            watchesPerConnection: Int = 16, requestsPerTurn: Int = 16
+            watchesPerConnection: Int = 16, requestsPerTurn: Int = 16,
+            connectionsPerUser: Int = 256, linksPerUser: Int = 1024, watchesPerUser: Int = 64, reservedConnections: Int = 32,
+            partialLineTimeout: Duration = .seconds(10)
         ) {
+            self.connectionsPerUser = connectionsPerUser
+            self.linksPerUser = linksPerUser
+            self.watchesPerUser = watchesPerUser
+            self.reservedConnections = reservedConnections
+            self.partialLineTimeout = partialLineTimeout
             self.linksPerConnection = linksPerConnection
             self.watchesPerConnection = watchesPerConnection
             self.requestsPerTurn = requestsPerTurn

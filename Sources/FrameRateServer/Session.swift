@@ -17,6 +17,8 @@ final class Session {
     let context: ChannelHandlerContext
     /// Every byte to the connection goes through here (ticks from the tick plane too).
     let writer: SocketWriter
+    /// Root, the daemon's user or the admin group, as of connecting: exempt from per-user limits.
+    let isPrivileged: Bool
     /// Watches this connection holds.
     var watches: Set<UInt64> = []
     /// Whether the writer's queue is below its high-water mark, as last reported to the loop.
@@ -24,8 +26,9 @@ final class Session {
     /// Called on the loop when the connection can take replies again (the handler resumes reading).
     var resume: (() -> Void)?
 
-    init(owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter) {
+    init(owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter, isPrivileged: Bool) {
         self.owner = owner
+        self.isPrivileged = isPrivileged
         self.peer = peer
         self.context = context
         self.writer = writer

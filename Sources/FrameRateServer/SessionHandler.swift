@@ -140,6 +140,19 @@ final class SessionHandler: ChannelDuplexHandler {
     /// it sent is answered, a connection holding no link and no watch has nothing more to
     /// receive, so it is closed. One that holds links keeps receiving ticks until it closes.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let timedOut = event as? PartialLineTimeoutHandler.PartialLineTimedOut, let session, !closing {
+            closing = true
+            queue.removeAll()
+            core.rejectPartialLine(timeout: timedOut.timeout, from: session)
+            var buffer = context.channel.allocator.buffer(capacity: 256)
+            JSONRPCOutboundMessage.response(
+                id: nil,
+                result: .failure(.invalidRequest(detail: "a request line took longer than \(timedOut.timeout) to arrive; the connection is closed"))
+            ).writeLine(into: &buffer)
+            session.write(buffer)
+            closeWhenDrained(context: context, session: session)
+            return
+        }
         if case ChannelEvent.inputClosed = event, let session {
             inputClosed = true
             // A last line without `\n` arrives with the end of stream, without a read-complete.

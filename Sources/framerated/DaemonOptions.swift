@@ -63,6 +63,26 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Connections open at once.", valueName: "n"))
     var maxConnections: Int = 4096
 
+    @Option(name: .long, help: ArgumentHelp("Connections one unprivileged user may hold.", valueName: "n"))
+    var maxConnectionsPerUser: Int = 256
+
+    @Option(name: .long, help: ArgumentHelp("Links one unprivileged user may hold across its connections.", valueName: "n"))
+    var maxLinksPerUser: Int = 1024
+
+    @Option(name: .long, help: ArgumentHelp("Watches one unprivileged user may hold across its connections.", valueName: "n"))
+    var maxWatchesPerUser: Int = 64
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Of --max-connections, how many only root, the daemon's user and the admin group may use.", valueName: "n"
+        )
+    )
+    var reservedConnections: Int = 32
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a request line may take to arrive before the connection is closed.", valueName: "seconds"))
+    var partialLineTimeout: Double = 10
+
     @Option(name: .long, help: ArgumentHelp("Requests in one JSON-RPC batch.", valueName: "n"))
     var maxBatch: Int = 128
 
@@ -88,13 +108,23 @@ struct DaemonOptions: ParsableArguments {
         }
         _ = try parsedDisplays()
         _ = try parsedLogLevel()
-        for (name, value) in [("--idle-timeout", idleTimeout), ("--decrease-dwell", decreaseDwell), ("--unwritable-timeout", unwritableTimeout)]
+        for (name, value) in [
+            ("--idle-timeout", idleTimeout), ("--decrease-dwell", decreaseDwell), ("--unwritable-timeout", unwritableTimeout),
+            ("--partial-line-timeout", partialLineTimeout),
+        ]
         where !(value.isFinite && value >= 0 && value <= 86_400) {
             throw ValidationError("\(name) must be between 0 and 86400 seconds, got \(value)")
         }
-        for (name, value) in [("--max-links-per-connection", maxLinksPerConnection), ("--max-connections", maxConnections), ("--max-batch", maxBatch)]
+        for (name, value) in [
+            ("--max-links-per-connection", maxLinksPerConnection), ("--max-connections", maxConnections), ("--max-batch", maxBatch),
+            ("--max-connections-per-user", maxConnectionsPerUser), ("--max-links-per-user", maxLinksPerUser),
+            ("--max-watches-per-user", maxWatchesPerUser),
+        ]
         where value < 1 {
             throw ValidationError("\(name) must be at least 1, got \(value)")
+        }
+        if reservedConnections < 0 || reservedConnections >= maxConnections {
+            throw ValidationError("--reserved-connections must be at least 0 and below --max-connections (\(maxConnections)), got \(reservedConnections)")
         }
         if maxLineLength < 1024 { throw ValidationError("--max-line-length must be at least 1024 bytes, got \(maxLineLength)") }
         if let maxRefreshRate, !(maxRefreshRate.isFinite && maxRefreshRate > 0) {
@@ -129,7 +159,9 @@ struct DaemonOptions: ParsableArguments {
             governor: .init(idleTimeout: .seconds(idleTimeout), decreaseDwell: .seconds(decreaseDwell)),
             limits: .init(
                 linksPerConnection: maxLinksPerConnection, connections: maxConnections, batchSize: maxBatch,
-                lineLength: maxLineLength, unwritableTimeout: .seconds(unwritableTimeout)
+                lineLength: maxLineLength, unwritableTimeout: .seconds(unwritableTimeout),
+                connectionsPerUser: maxConnectionsPerUser, linksPerUser: maxLinksPerUser, watchesPerUser: maxWatchesPerUser,
+                reservedConnections: reservedConnections, partialLineTimeout: .seconds(partialLineTimeout)
             ),
             adminGroup: adminGroup,
             fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads

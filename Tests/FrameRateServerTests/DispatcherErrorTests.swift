@@ -187,7 +187,7 @@ struct InvalidParamsCase: Sendable, CustomTestStringConvertible {
         _ = try client.register(30, 60, 60)
         #expect(
             try client.request(.register, #"{"range":{"minimum":30,"maximum":60}}"#)
-                == #"{"jsonrpc":"2.0","id":1,"error":{"code":8,"message":"this connection already holds 2 links (the limit); invalidate one or open another connection","data":{"status":"RESOURCE_EXHAUSTED"}}}"#
+                == #"{"jsonrpc":"2.0","id":1,"error":{"code":8,"message":"this connection already holds 2 links (the limit, --max-links-per-connection); invalidate one or open another connection","data":{"status":"RESOURCE_EXHAUSTED"}}}"#
         )
         #expect(server.compositor.linkCount == 2)
         // The limit is per connection, and freed by Invalidate.
@@ -211,13 +211,13 @@ struct InvalidParamsCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func connectionLimit() throws {
-        let server = ServerHarness(limits: .init(connections: 1))
+        let server = ServerHarness(limits: .init(connections: 1, reservedConnections: 0))
         let first = try server.connect()
         let second = try server.connect(Peers.user)
         #expect(
             try second.lines()
                 == [
-                    #"{"jsonrpc":"2.0","id":null,"error":{"code":8,"message":"framerated already serves 1 connections (the limit); close idle clients or raise --max-connections","data":{"status":"RESOURCE_EXHAUSTED"}}}"#
+                    #"{"jsonrpc":"2.0","id":null,"error":{"code":8,"message":"framerated already serves 1 connections (the limit, --max-connections); close idle clients or raise it","data":{"status":"RESOURCE_EXHAUSTED"}}}"#
                 ]
         )
         #expect(!second.channel.isActive)

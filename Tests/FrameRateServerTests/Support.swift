@@ -46,6 +46,7 @@ final class ServerHarness {
     /// Counts the tick plane's watchdog pings.
     let watchdogPings: WatchdogPings
     private let lineLength: Int
+    private let partialLineTimeout: Duration
     /// Every channel opened, kept so none is freed while still open.
     private var channels: [EmbeddedChannel] = []
 
@@ -81,6 +82,7 @@ final class ServerHarness {
         )
         core.adminGroupID = testAdminGroupID
         lineLength = limits.lineLength
+        partialLineTimeout = limits.partialLineTimeout
         core.start()
     }
 
@@ -114,6 +116,7 @@ final class ServerHarness {
             }
         }
         try channel.pipeline.syncOperations.addHandlers(
+            PartialLineTimeoutHandler(timeout: partialLineTimeout),
             ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
             SessionHandler(core: core, peer: peer, destination: destination)
         )
