@@ -28,6 +28,9 @@ let package = Package(
         .library(name: "FrameRateModel", targets: ["FrameRateModel"]),
         .library(name: "FrameRateProtocol", targets: ["FrameRateProtocol"]),
         .library(name: "FrameRateClient", targets: ["FrameRateClient"]),
+        // Test support, kept out of the production modules (as NIO ships NIOEmbedded and
+        // Hummingbird HummingbirdTesting): the stepped clock for time-dependent logic.
+        .library(name: "FrameRateTesting", targets: ["FrameRateTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -134,9 +137,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "FrameRateTesting",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "FrameRateModelTests",
-            dependencies: ["FrameRateModel"],
+            dependencies: ["FrameRateModel", "FrameRateTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(

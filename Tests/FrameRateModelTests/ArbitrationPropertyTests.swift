@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 import Testing
 
 /// Properties of arbitration over random link sets, caps and profiles.

@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 import Testing
 
 /// One regression test per bug of issue 11 §1; each failed before its fix.

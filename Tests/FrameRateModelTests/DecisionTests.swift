@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 import Foundation
 import Testing
 

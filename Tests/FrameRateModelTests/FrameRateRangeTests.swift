@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 import Testing
 
 @Suite("FrameRateRange validation")

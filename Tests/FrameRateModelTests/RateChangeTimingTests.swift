@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 import Testing
 
 /// Rate-change timing on a stepped clock: increases at the next vsync, decreases

@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 import Testing
 
 /// Every row of the reference table in issue 2 / `docs/arbitration.md`, through the public model API.

@@ -1,4 +1,5 @@
 import FrameRateModel
+import FrameRateTesting
 
 /// A compositor on a manual clock with helpers to register links and run vsyncs.
 struct Harness {
