@@ -1,4 +1,5 @@
 #include "CLinuxEpoll.h"
+#include <errno.h>
 #include <sys/epoll.h>
 
 int cframerated_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -17,4 +18,16 @@ int cframerated_epoll_any_ready(int epfd) {
     struct epoll_event event;
     int ready = epoll_wait(epfd, &event, 1, 0);
     return ready < 0 ? -1 : (ready > 0 ? 1 : 0);
+}
+
+int cframerated_epoll_wait_ready(int epfd, int *ready_fds, int capacity, int timeout_ms) {
+    struct epoll_event events[256];
+    if (capacity > 256) capacity = 256;
+    if (capacity < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    int ready = epoll_wait(epfd, events, capacity, timeout_ms);
+    for (int i = 0; i < ready; i++) ready_fds[i] = events[i].data.fd;
+    return ready;
 }

@@ -15,4 +15,9 @@ int cframerated_epoll_unwatch(int epfd, int fd);
 /// Whether any watched descriptor is ready now (never blocks): 1, 0, or -1 with errno set.
 int cframerated_epoll_any_ready(int epfd);
 
+/// Waits up to `timeout_ms` (-1: no limit) for watched descriptors to be ready and writes
+/// up to `capacity` of them (at most 256 per call) to `ready_fds`: the count, 0 on timeout,
+/// or -1 with errno set.
+int cframerated_epoll_wait_ready(int epfd, int *ready_fds, int capacity, int timeout_ms);
+
 #endif
