@@ -9,6 +9,11 @@ int cframerated_epoll_watch_input(int epfd, int fd) {
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
 }
 
+int cframerated_epoll_watch_input_edge(int epfd, int fd) {
+    struct epoll_event event = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data = {.fd = fd}};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
 int cframerated_epoll_unwatch(int epfd, int fd) {
     struct epoll_event event = {0};
     return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &event);

@@ -56,6 +56,10 @@ public struct LineBuffer {
     /// Bytes received and not consumed as lines yet.
     public var bufferedByteCount: Int { end - start }
 
+    /// Whether the received bytes fill the storage: the last read may have left more
+    /// bytes in the socket (a read shorter than the space it was given drained it).
+    public var isFull: Bool { end == storage.count }
+
     /// The storage's current size in bytes.
     public var capacity: Int { storage.count }
 

@@ -112,6 +112,8 @@ struct LoadReport {
     var generatorCPU: Double
     /// The parent's CPU (control probes, waiting), % of one core.
     var parentCPU: Double
+    /// The workers' epoll waits in the window that found a socket ready.
+    var wakeups: UInt64
     var register: LatencySummary
     var invalidate: LatencySummary
     var health: LatencySummary
@@ -145,6 +147,8 @@ struct LoadReport {
                 "cpu_pct": JSONValue((generatorCPU * 10).rounded() / 10),
                 "us_per_tick": microsecondsPerTick(generatorCPU).map { JSONValue(($0 * 1000).rounded() / 1000) } ?? .null,
                 "parent_cpu_pct": JSONValue((parentCPU * 10).rounded() / 10),
+                "wakeups": JSONValue(wakeups),
+                "ticks_per_wakeup": wakeups > 0 ? JSONValue((Double(received) / Double(wakeups) * 10).rounded() / 10) : .null,
             ],
             "control_us": ["register": register.jsonValue, "invalidate": invalidate.jsonValue, "health": health.jsonValue],
             "window_s": JSONValue((window * 1000).rounded() / 1000),
@@ -171,7 +175,7 @@ struct LoadReport {
                 + (sequenceErrors > 0 ? "  sequence errors \(sequenceErrors)" : ""),
             "  per link       received min \(perLinkMinimum)  max \(perLinkMaximum)",
             "  daemon         pid \(daemonPID)  CPU \(f(daemonCPU, 1)) % (\(perTick(daemonCPU)) µs per tick)  RSS \(daemonRSS) KiB (peak \(daemonPeakRSS))",
-            "  generator      workers CPU \(f(generatorCPU, 1)) % (\(perTick(generatorCPU)) µs per tick)  parent CPU \(f(parentCPU, 1)) %",
+            "  generator      workers CPU \(f(generatorCPU, 1)) % (\(perTick(generatorCPU)) µs per tick, \(wakeups > 0 ? f(Double(received) / Double(wakeups), 1) : "–") ticks per wake-up)  parent CPU \(f(parentCPU, 1)) %",
         ]
         if register.count > 0 {
             lines.append(
@@ -262,6 +266,7 @@ enum LoadRun {
         var perLinkMinimum = UInt64.max
         var perLinkMaximum: UInt64 = 0
         var disconnects = 0
+        var wakeups: UInt64 = 0
         let resultDeadline = windowEnd + Int64((plan.grace + 60) * 1e9)
         for (index, worker) in workers.enumerated() {
             guard let line = try worker.output!.readLine(deadline: resultDeadline) else { throw BenchError("worker \(index) exited without a result") }
@@ -270,6 +275,7 @@ enum LoadRun {
             skipped += summary.skipped
             sequenceErrors += summary.sequenceErrors
             disconnects += summary.disconnects
+            wakeups += summary.wakeups
             if summary.links > 0 {
                 perLinkMinimum = min(perLinkMinimum, summary.perLinkMinimum)
                 perLinkMaximum = max(perLinkMaximum, summary.perLinkMaximum)
@@ -296,7 +302,7 @@ enum LoadRun {
             disconnects: disconnects, daemonPID: daemon.pid,
             daemonCPU: ProcessSample.cpuPercent(from: daemonBefore, to: daemonAfter, over: window),
             daemonRSS: daemonAfter?.rssKiB ?? 0, daemonPeakRSS: daemonAfter?.peakRSSKiB ?? 0, generatorCPU: generatorCPU,
-            parentCPU: ProcessSample.cpuPercent(from: parentBefore, to: parentAfter, over: window),
+            parentCPU: ProcessSample.cpuPercent(from: parentBefore, to: parentAfter, over: window), wakeups: wakeups,
             register: LatencySummary(probes.register), invalidate: LatencySummary(probes.invalidate), health: LatencySummary(probes.health),
             errors: errors
         )

@@ -5,11 +5,14 @@ import Musl
 #endif
 import CLinuxEpoll
 
-/// One raw epoll set (level-triggered input): framebench's only use of epoll. A worker
-/// puts every socket it reads in one set and waits on it once for many ready sockets.
+/// One raw epoll set: framebench's only use of epoll. A worker puts every socket it reads
+/// in one set and waits on it once for many ready sockets.
 ///
-/// Level-triggered, so a socket with more bytes than one `read` takes is simply reported
-/// again by the next wait: one `read` per readiness, no read-until-`EAGAIN` loop.
+/// Sockets are edge-triggered: a ready socket is reported once per arrival of data, and is
+/// not polled again by the next wait as a level-triggered one would be (which costs a
+/// `poll` of every socket read in the previous wait). The reader must then drain it, which
+/// one `read` does whenever it comes back shorter than the space it was given (a Unix
+/// stream socket's read takes everything queued, up to that space): no read-until-`EAGAIN`.
 final class ReadinessSet {
     private let descriptor: Int32
     /// Ready descriptors of the last ``wait(timeoutMilliseconds:)``.
@@ -22,9 +25,11 @@ final class ReadinessSet {
 
     deinit { close(descriptor) }
 
-    /// Adds `fd`, watched for input and hang-up.
-    func watch(_ fd: Int32) throws {
-        guard cframerated_epoll_watch_input(descriptor, fd) == 0 else { throw BenchError.errno("epoll_ctl(ADD)") }
+    /// Adds `fd`, watched for input and hang-up: edge-triggered, or level-triggered
+    /// (reported by every wait while readable) when `levelTriggered`.
+    func watch(_ fd: Int32, levelTriggered: Bool = false) throws {
+        let result = levelTriggered ? cframerated_epoll_watch_input(descriptor, fd) : cframerated_epoll_watch_input_edge(descriptor, fd)
+        guard result == 0 else { throw BenchError.errno("epoll_ctl(ADD)") }
     }
 
     /// Removes `fd` (before it is closed).

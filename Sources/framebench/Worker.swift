@@ -17,6 +17,8 @@ struct WorkerSummary: Sendable {
     var skipped: UInt64
     var sequenceErrors: UInt64
     var unexpectedLines: UInt64
+    /// Waits in the window that returned at least one ready socket.
+    var wakeups: UInt64
     var disconnects: Int
     /// Fewest and most ticks any one link received in the window.
     var perLinkMinimum: UInt64
@@ -29,7 +31,7 @@ struct WorkerSummary: Sendable {
         [
             "type": "result", "links": JSONValue(UInt64(links)), "callback_rate_sum": JSONValue(callbackRateSum),
             "received": JSONValue(received), "skipped": JSONValue(skipped), "sequence_errors": JSONValue(sequenceErrors),
-            "unexpected_lines": JSONValue(unexpectedLines), "disconnects": JSONValue(UInt64(disconnects)),
+            "unexpected_lines": JSONValue(unexpectedLines), "wakeups": JSONValue(wakeups), "disconnects": JSONValue(UInt64(disconnects)),
             "per_link_min": JSONValue(perLinkMinimum), "per_link_max": JSONValue(perLinkMaximum),
             "latency_ns": .array(latencyBuckets.map { .array([JSONValue($0.0), JSONValue($0.1)]) }),
             "errors": .array(errors.map { .string($0) }),
@@ -38,7 +40,7 @@ struct WorkerSummary: Sendable {
 
     init(
         links: Int, callbackRateSum: Double, received: UInt64, skipped: UInt64, sequenceErrors: UInt64, unexpectedLines: UInt64,
-        disconnects: Int, perLinkMinimum: UInt64, perLinkMaximum: UInt64, latencyBuckets: [(UInt64, UInt64)], errors: [String]
+        wakeups: UInt64, disconnects: Int, perLinkMinimum: UInt64, perLinkMaximum: UInt64, latencyBuckets: [(UInt64, UInt64)], errors: [String]
     ) {
         self.links = links
         self.callbackRateSum = callbackRateSum
@@ -46,6 +48,7 @@ struct WorkerSummary: Sendable {
         self.skipped = skipped
         self.sequenceErrors = sequenceErrors
         self.unexpectedLines = unexpectedLines
+        self.wakeups = wakeups
         self.disconnects = disconnects
         self.perLinkMinimum = perLinkMinimum
         self.perLinkMaximum = perLinkMaximum
@@ -64,6 +67,7 @@ struct WorkerSummary: Sendable {
         skipped = try count("skipped")
         sequenceErrors = try count("sequence_errors")
         unexpectedLines = try count("unexpected_lines")
+        wakeups = try count("wakeups")
         disconnects = Int(try count("disconnects"))
         perLinkMinimum = try count("per_link_min")
         perLinkMaximum = try count("per_link_max")
@@ -135,7 +139,7 @@ struct Worker: ParsableCommand {
 
         // Receive until the window and the grace after it have passed; stdin brings the window.
         let input = LineSession(socket: ClientSocket(adopting: 0), buffer: LineBuffer(capacity: 4096))
-        try readiness.watch(0)
+        try readiness.watch(0, levelTriggered: true)
         let goDeadline = System.monotonicNanoseconds() + 600_000_000_000
         var stopAt: Int64?
         while true {
@@ -146,10 +150,18 @@ struct Worker: ParsableCommand {
                 break
             }
             var inputReady = false
+            var socketsReady = false
             try readiness.wait(timeoutMilliseconds: Int32(min((until - now + 999_999) / 1_000_000, 1000))) { fd in
                 if fd == 0 {
                     inputReady = true
-                } else if Int(fd) < receivers.count, let receiver = receivers[Int(fd)], !receiver.receiveReady() {
+                    return
+                }
+                if !socketsReady {
+                    socketsReady = true
+                    let woke = System.monotonicNanoseconds()
+                    if woke >= state.windowStart && woke < state.windowEnd { state.wakeups += 1 }
+                }
+                if Int(fd) < receivers.count, let receiver = receivers[Int(fd)], !receiver.receiveReady() {
                     readiness.unwatch(fd)
                     receiver.session.socket.close()
                     receivers[Int(fd)] = nil

@@ -9,6 +9,10 @@ int cframerated_epoll_create(void);
 /// Watches `fd` for input (level-triggered EPOLLIN | EPOLLRDHUP); 0 or -1 with errno set.
 int cframerated_epoll_watch_input(int epfd, int fd);
 
+/// Watches `fd` for input, edge-triggered (EPOLLIN | EPOLLRDHUP | EPOLLET): reported once
+/// per arrival of data, so the caller reads until a short read; 0 or -1 with errno set.
+int cframerated_epoll_watch_input_edge(int epfd, int fd);
+
 /// Stops watching `fd`; 0 or -1 with errno set.
 int cframerated_epoll_unwatch(int epfd, int fd);
 
