@@ -8,7 +8,8 @@
 //   FrameRateServer    SwiftNIO Unix-socket server, sessions, tick fan-out, run as a Service
 //   FrameRateClient    async Swift client (framectl and the integration tests use it)
 //   framerated/framectl  thin executables
-//   framebench         the load generator and control-plane benchmarks (docs/performance.md)
+//   framebench         the load generator and control-plane benchmarks (docs/performance.md), on
+//                      FrameRateClient's low-level session layer
 import PackageDescription
 
 /// One settings list for every target, so the whole package is built the same way.
@@ -128,10 +129,10 @@ let package = Package(
         .executableTarget(
             name: "framebench",
             dependencies: [
+                "FrameRatePosix",
                 "FrameRateModel",
                 "FrameRateProtocol",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "FrameRateClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -15,6 +15,7 @@ const uint32_t cframerated_epoll_err = EPOLLERR;
 const uint32_t cframerated_epoll_hup = EPOLLHUP;
 const uint32_t cframerated_epoll_rdhup = EPOLLRDHUP;
 const uint32_t cframerated_epoll_oneshot = EPOLLONESHOT;
+const uint32_t cframerated_epoll_edge = EPOLLET;
 
 int cframerated_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 

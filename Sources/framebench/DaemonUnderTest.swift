@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateClient
 import FrameRateProtocol
 
 /// The framerated being measured: one framebench started itself (`--spawn-daemon`),
@@ -59,7 +60,8 @@ final class DaemonUnderTest {
         }
         let deadline = start + Int64(timeout * 1e9)
         while true {
-            if let client = try? ControlClient(path: socket), let answer = try? client.call(.healthCheck, timeout: 1),
+            if let session = try? LineSession.connect(toPath: socket),
+                let answer = try? session.call(.healthCheck, deadline: System.monotonicNanoseconds() + 1_000_000_000),
                 case .success = answer.result
             {
                 let elapsed = System.monotonicNanoseconds() - start
@@ -81,8 +83,8 @@ final class DaemonUnderTest {
 
     /// A daemon already serving `socketPath`; its pid is `pid` or, by default, the socket's peer credentials.
     static func attach(socketPath: String, pid: pid_t?) throws -> DaemonUnderTest {
-        let client = try ControlClient(path: socketPath)
-        guard let pid = pid ?? client.peerPID else { throw BenchError("cannot read the daemon's pid from \(socketPath); pass --daemon-pid") }
+        let session = try LineSession.connect(toPath: socketPath)
+        guard let pid = pid ?? session.socket.peerProcessID else { throw BenchError("cannot read the daemon's pid from \(socketPath); pass --daemon-pid") }
         return DaemonUnderTest(socketPath: socketPath, pid: pid, child: nil, directory: nil, startupNanoseconds: nil)
     }
 

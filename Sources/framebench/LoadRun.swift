@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateClient
 import FrameRateModel
 import FrameRateProtocol
 import Histogram
@@ -61,20 +62,24 @@ struct ControlProbes {
     var health = nanosecondHistogram()
     var failures: [String] = []
 
-    /// One Health/Check, then one Register + Invalidate of a 120 Hz link, each timed.
-    mutating func probe(_ client: ControlClient, range: FrameRateRange) {
+    /// One Health/Check, then one Register + Invalidate of a 120 Hz link, each timed by
+    /// FrameRateClient's synchronous request helper (5 s timeout each).
+    mutating func probe(_ session: LineSession, range: FrameRateRange) {
+        func call(_ method: V1Method, _ params: JSONValue? = nil) throws -> RPCReply {
+            try session.call(method, params: params, deadline: System.monotonicNanoseconds() + 5_000_000_000)
+        }
         do {
-            let health = try client.call(.healthCheck)
-            _ = self.health.record(UInt64(max(health.nanoseconds, 1_000)))
+            let health = try call(.healthCheck)
+            _ = self.health.record(UInt64(max(health.roundTripNanoseconds, 1_000)))
             let params = RegisterRequest(range: range, label: "framebench-probe", highFrameRate: true).jsonValue
-            let registered = try client.call(.register, params: params)
-            _ = register.record(UInt64(max(registered.nanoseconds, 1_000)))
+            let registered = try call(.register, params)
+            _ = register.record(UInt64(max(registered.roundTripNanoseconds, 1_000)))
             guard case .success(let value) = registered.result, let link = value["link"] else {
                 note("Register probe failed: \(registered.result)")
                 return
             }
-            let invalidated = try client.call(.invalidate, params: ["link": link])
-            _ = invalidate.record(UInt64(max(invalidated.nanoseconds, 1_000)))
+            let invalidated = try call(.invalidate, ["link": link])
+            _ = invalidate.record(UInt64(max(invalidated.roundTripNanoseconds, 1_000)))
         } catch {
             note("control probe: \(error)")
         }
@@ -103,13 +108,25 @@ struct LoadReport {
     var daemonCPU: Double
     var daemonRSS: Int
     var daemonPeakRSS: Int
+    /// The worker processes' CPU (their receive path), % of one core.
     var generatorCPU: Double
+    /// The parent's CPU (control probes, waiting), % of one core.
+    var parentCPU: Double
+    /// The workers' epoll waits in the window that found a socket ready.
+    var wakeups: UInt64
     var register: LatencySummary
     var invalidate: LatencySummary
     var health: LatencySummary
     var errors: [String]
 
     var dropped: Int64 { Int64(expected) - Int64(received) }
+
+    /// CPU time per received tick, microseconds, of a process set that used `percent` of
+    /// one core over the window (`nil` without ticks). The ticks counted are those whose
+    /// timestamp lies in the window, which lasts as long as the CPU sampling.
+    func microsecondsPerTick(_ percent: Double) -> Double? {
+        received > 0 ? percent / 100 * plan.duration / Double(received) * 1e6 : nil
+    }
 
     var jsonValue: JSONValue {
         [
@@ -124,8 +141,15 @@ struct LoadReport {
             "daemon": [
                 "pid": JSONValue(UInt64(daemonPID)), "cpu_pct": JSONValue((daemonCPU * 10).rounded() / 10),
                 "rss_kib": JSONValue(UInt64(daemonRSS)), "peak_rss_kib": JSONValue(UInt64(daemonPeakRSS)),
+                "us_per_tick": microsecondsPerTick(daemonCPU).map { JSONValue(($0 * 1000).rounded() / 1000) } ?? .null,
             ],
-            "generator": ["cpu_pct": JSONValue((generatorCPU * 10).rounded() / 10)],
+            "generator": [
+                "cpu_pct": JSONValue((generatorCPU * 10).rounded() / 10),
+                "us_per_tick": microsecondsPerTick(generatorCPU).map { JSONValue(($0 * 1000).rounded() / 1000) } ?? .null,
+                "parent_cpu_pct": JSONValue((parentCPU * 10).rounded() / 10),
+                "wakeups": JSONValue(wakeups),
+                "ticks_per_wakeup": wakeups > 0 ? JSONValue((Double(received) / Double(wakeups) * 10).rounded() / 10) : .null,
+            ],
             "control_us": ["register": register.jsonValue, "invalidate": invalidate.jsonValue, "health": health.jsonValue],
             "window_s": JSONValue((window * 1000).rounded() / 1000),
             "disconnects": JSONValue(UInt64(disconnects)),
@@ -138,6 +162,9 @@ struct LoadReport {
         func f(_ value: Double, _ decimals: Int = 0) -> String {
             decimals == 0 ? String(Int(value.rounded())) : String(Double(Int((value * 10).rounded())) / 10)
         }
+        func perTick(_ percent: Double) -> String {
+            microsecondsPerTick(percent).map { String(Double(Int(($0 * 100).rounded())) / 100) } ?? "–"
+        }
         let r = plan.range
         var lines = [
             "framebench: \(links) links on \(plan.connections) connections in \(plan.processes) processes, "
@@ -147,8 +174,8 @@ struct LoadReport {
             "  ticks          expected \(expected)  received \(received)  dropped \(dropped)  skipped \(skipped)"
                 + (sequenceErrors > 0 ? "  sequence errors \(sequenceErrors)" : ""),
             "  per link       received min \(perLinkMinimum)  max \(perLinkMaximum)",
-            "  daemon         pid \(daemonPID)  CPU \(f(daemonCPU, 1)) %  RSS \(daemonRSS) KiB (peak \(daemonPeakRSS))",
-            "  generator      CPU \(f(generatorCPU, 1)) %",
+            "  daemon         pid \(daemonPID)  CPU \(f(daemonCPU, 1)) % (\(perTick(daemonCPU)) µs per tick)  RSS \(daemonRSS) KiB (peak \(daemonPeakRSS))",
+            "  generator      workers CPU \(f(generatorCPU, 1)) % (\(perTick(generatorCPU)) µs per tick, \(wakeups > 0 ? f(Double(received) / Double(wakeups), 1) : "–") ticks per wake-up)  parent CPU \(f(parentCPU, 1)) %",
         ]
         if register.count > 0 {
             lines.append(
@@ -187,13 +214,12 @@ enum LoadRun {
             ]
             workers.append(try ChildProcess.spawn(executable, arguments, pipeStdin: true, pipeStdout: true))
         }
-        var readers = workers.map { LineReader(fd: $0.stdout!) }
         var links = 0
         var callbackRateSum = 0.0
         var errors: [String] = []
         let setupDeadline = System.monotonicNanoseconds() + 180_000_000_000
-        for index in readers.indices {
-            guard let line = try readers[index].readLine(deadline: setupDeadline) else {
+        for (index, worker) in workers.enumerated() {
+            guard let line = try worker.output!.readLine(deadline: setupDeadline) else {
                 throw BenchError("worker \(index) exited during setup\n\(daemon.logTail)")
             }
             let ready = try JSONParser().parse(line)
@@ -203,7 +229,7 @@ enum LoadRun {
         }
         System.sleep(seconds: plan.warmup)
 
-        let probeClient = plan.probeInterval > 0 ? try ControlClient(path: daemon.socketPath) : nil
+        let probeClient = plan.probeInterval > 0 ? try LineSession.connect(toPath: daemon.socketPath) : nil
         // This process only sleeps and probes: at nice -10 (when allowed) its own wake-up on a
         // machine the workers saturate does not count against the daemon's answer time.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -10)
@@ -213,7 +239,8 @@ enum LoadRun {
         System.sleep(untilNanoseconds: windowStart)
         let sampledAt = System.monotonicNanoseconds()
         let daemonBefore = ProcessSample.read(pid: daemon.pid)
-        let generatorBefore = ([getpid()] + workers.map(\.pid)).map { ProcessSample.read(pid: $0) }
+        let parentBefore = ProcessSample.read(pid: getpid())
+        let workersBefore = workers.map { ProcessSample.read(pid: $0.pid) }
 
         var probes = ControlProbes()
         if let probeClient {
@@ -228,7 +255,8 @@ enum LoadRun {
         System.sleep(untilNanoseconds: windowEnd)
         let sampledEnd = System.monotonicNanoseconds()
         let daemonAfter = ProcessSample.read(pid: daemon.pid)
-        let generatorAfter = ([getpid()] + workers.map(\.pid)).map { ProcessSample.read(pid: $0) }
+        let parentAfter = ProcessSample.read(pid: getpid())
+        let workersAfter = workers.map { ProcessSample.read(pid: $0.pid) }
         let window = Double(sampledEnd - sampledAt) / 1e9
 
         var latency = nanosecondHistogram()
@@ -238,14 +266,16 @@ enum LoadRun {
         var perLinkMinimum = UInt64.max
         var perLinkMaximum: UInt64 = 0
         var disconnects = 0
+        var wakeups: UInt64 = 0
         let resultDeadline = windowEnd + Int64((plan.grace + 60) * 1e9)
-        for index in readers.indices {
-            guard let line = try readers[index].readLine(deadline: resultDeadline) else { throw BenchError("worker \(index) exited without a result") }
+        for (index, worker) in workers.enumerated() {
+            guard let line = try worker.output!.readLine(deadline: resultDeadline) else { throw BenchError("worker \(index) exited without a result") }
             let summary = try WorkerSummary(json: try JSONParser().parse(line))
             received += summary.received
             skipped += summary.skipped
             sequenceErrors += summary.sequenceErrors
             disconnects += summary.disconnects
+            wakeups += summary.wakeups
             if summary.links > 0 {
                 perLinkMinimum = min(perLinkMinimum, summary.perLinkMinimum)
                 perLinkMaximum = max(perLinkMaximum, summary.perLinkMaximum)
@@ -258,7 +288,7 @@ enum LoadRun {
         workers = []
         errors += probes.failures
         var generatorCPU = 0.0
-        for (before, after) in zip(generatorBefore, generatorAfter) {
+        for (before, after) in zip(workersBefore, workersAfter) {
             generatorCPU += ProcessSample.cpuPercent(from: before, to: after, over: window)
         }
         return LoadReport(
@@ -272,6 +302,7 @@ enum LoadRun {
             disconnects: disconnects, daemonPID: daemon.pid,
             daemonCPU: ProcessSample.cpuPercent(from: daemonBefore, to: daemonAfter, over: window),
             daemonRSS: daemonAfter?.rssKiB ?? 0, daemonPeakRSS: daemonAfter?.peakRSSKiB ?? 0, generatorCPU: generatorCPU,
+            parentCPU: ProcessSample.cpuPercent(from: parentBefore, to: parentAfter, over: window), wakeups: wakeups,
             register: LatencySummary(probes.register), invalidate: LatencySummary(probes.invalidate), health: LatencySummary(probes.health),
             errors: errors
         )

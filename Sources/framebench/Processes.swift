@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateClient
 
 /// One reading of a process's CPU time and memory from `/proc/PID`.
 struct ProcessSample: Sendable {
@@ -48,8 +49,8 @@ struct ChildProcess {
     let pid: pid_t
     /// The parent's end of the child's stdin pipe, if piped.
     let stdin: Int32?
-    /// The parent's end of the child's stdout pipe, if piped.
-    let stdout: Int32?
+    /// The child's stdout pipe, read line by line, if piped.
+    let output: LineSession?
 
     /// Starts `path` with `arguments` (not including argv[0]).
     /// - Parameters:
@@ -89,7 +90,7 @@ struct ChildProcess {
             if let fromChild { close(fromChild.read) }
             throw BenchError("cannot start \(path): \(String(cString: strerror(status)))")
         }
-        return ChildProcess(pid: pid, stdin: toChild?.write, stdout: fromChild?.read)
+        return ChildProcess(pid: pid, stdin: toChild?.write, output: fromChild.map { LineSession(socket: ClientSocket(adopting: $0.read)) })
     }
 
     /// A pipe whose ends are closed on exec (the child gets its end through `dup2`).
@@ -127,6 +128,6 @@ struct ChildProcess {
             _ = wait(timeout: 5)
         }
         if let stdin { close(stdin) }
-        if let stdout { close(stdout) }
+        output?.socket.close()
     }
 }

@@ -1,14 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import FrameRateClient
 import FrameRateModel
 import FrameRateProtocol
 import Histogram
-import NIOCore
 
-/// Everything one worker process measures, confined to its single event loop.
+/// Everything one worker process measures. The worker is one thread: no locks.
 final class WorkerState {
     /// Ticks whose `timestamp` lies in `[windowStart, windowEnd)` (nanoseconds on
     /// `CLOCK_MONOTONIC`) are counted; the window is empty until the parent says go.
@@ -22,8 +17,10 @@ final class WorkerState {
     var skipped: UInt64 = 0
     /// Ticks whose sequence broke `sequence == previous + skipped + 1`.
     var sequenceErrors: UInt64 = 0
-    /// Lines that were neither a Tick nor a response we expected.
+    /// Lines that were neither a Tick of one of our links nor a Register response.
     var unexpectedLines: UInt64 = 0
+    /// Waits in the window that returned at least one ready socket.
+    var wakeups: UInt64 = 0
     /// Connections that closed before the end.
     var disconnects = 0
     /// Register calls answered with a link.
@@ -34,24 +31,9 @@ final class WorkerState {
     var errors: [String] = []
     /// Every connection's receiver.
     var receivers: [TickReceiver] = []
-    /// Register calls this worker makes in total.
-    let expectedLinks: Int
-    private var answered = 0
-
-    init(expectedLinks: Int) {
-        self.expectedLinks = expectedLinks
-    }
-
-    /// Whether every Register has been answered (with a link or an error).
-    var allAnswered: Bool { answered >= expectedLinks }
 
     func note(_ error: String) {
         if errors.count < 5 { errors.append(error) }
-    }
-
-    /// One Register answered, with a link or an error.
-    func registerAnswered() {
-        answered += 1
     }
 
     /// The worker's figures at the end of the run.
@@ -68,21 +50,19 @@ final class WorkerState {
         for bucket in latency.recordedValues() { buckets.append((bucket.value, UInt64(bucket.count))) }
         return WorkerSummary(
             links: registeredLinks, callbackRateSum: callbackRateSum, received: received, skipped: skipped,
-            sequenceErrors: sequenceErrors, unexpectedLines: unexpectedLines, disconnects: disconnects,
+            sequenceErrors: sequenceErrors, unexpectedLines: unexpectedLines, wakeups: wakeups, disconnects: disconnects,
             perLinkMinimum: registeredLinks == 0 ? 0 : perLinkMinimum, perLinkMaximum: perLinkMaximum,
             latencyBuckets: buckets, errors: errors
         )
     }
 }
 
-/// The raw NIO handler of one load connection: registers its links (requests encoded
-/// with the protocol's own `RegisterRequest` and `JSONRPCOutboundMessage`), then scans
-/// every Tick line in place with ``TickLineScanner``: no `JSONValue`, no allocation and
-/// one clock read per socket read.
-final class TickReceiver: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
+/// The receive path of one load connection, on FrameRateClient's low-level layer: its
+/// ``LineSession`` registers the links with the synchronous request helper, then, on each
+/// readiness the worker's epoll set reports, ``receiveReady()`` does one `read` for as many
+/// lines as are there, reads the clock once, and scans every Tick line in place with
+/// ``TickLineScanner``: no channel pipeline, no `JSONValue`, no allocation per tick.
+final class TickReceiver {
     /// One link of this connection.
     struct Slot {
         var link: UInt64
@@ -90,82 +70,80 @@ final class TickReceiver: ChannelInboundHandler {
         var lastSequence: UInt64 = 0
     }
 
+    let session: LineSession
     private let state: WorkerState
-    private let linkCount: Int
-    private let register: JSONValue
     private(set) var slots: [Slot] = []
     /// Ticks arrive in registration order: the slot after the last one is checked first.
     private var hint = 0
-    /// The unfinished tail of the previous read (a line split across reads).
-    private var carry = ByteBuffer()
-    /// Register calls sent and not answered yet.
-    private var pendingRegisters = 0
 
-    /// - Parameters:
-    ///   - linkCount: links to register on this connection.
-    ///   - register: the Register params for each.
-    init(state: WorkerState, linkCount: Int, register: JSONValue) {
+    init(session: LineSession, state: WorkerState) {
+        self.session = session
         self.state = state
-        self.linkCount = linkCount
-        self.register = register
-        slots.reserveCapacity(linkCount)
     }
 
-    func channelActive(context: ChannelHandlerContext) {
-        state.receivers.append(self)
-        carry = context.channel.allocator.buffer(capacity: 4096)
-        guard linkCount > 0 else { return }
-        pendingRegisters = linkCount
-        var buffer = context.channel.allocator.buffer(capacity: 160 * linkCount)
-        for id in 1...linkCount {
-            JSONRPCOutboundMessage.request(id: .number(JSONNumber(id)), method: V1Method.register.rawValue, params: register)
-                .writeLine(into: &buffer)
+    /// Registers one link with `params` (a blocking call); ticks of the links already
+    /// registered that arrive meanwhile are accounted for as usual.
+    func register(params: JSONValue, deadline: Int64) throws {
+        // The daemon may send this link's first tick before its response: not unexpected.
+        let reply = try session.call(.register, params: params, deadline: deadline) { line in
+            self.accept(line, receivedAt: System.monotonicNanoseconds(), registering: true)
         }
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let now = System.monotonicNanoseconds()
-        var buffer = unwrapInboundIn(data)
-        if carry.readableBytes > 0 {
-            carry.writeBuffer(&buffer)
-            consumeLines(&carry, receivedAt: now)
-            carry.discardReadBytes()
-        } else {
-            consumeLines(&buffer, receivedAt: now)
-            if buffer.readableBytes > 0 {
-                carry.clear()
-                carry.writeBuffer(&buffer)
+        switch reply.result {
+        case .success(let value):
+            guard let status = try? LinkStatusResult(json: value) else {
+                state.note("unexpected Register result \(value.jsonString)")
+                return
             }
+            slots.append(Slot(link: status.link.rawValue))
+            state.registeredLinks += 1
+            state.callbackRateSum += status.callbackRate
+        case .failure(let error):
+            state.note("Register failed: \(error.message)")
         }
     }
 
-    /// Handles every complete line in `buffer` and moves its reader index past them.
-    private func consumeLines(_ buffer: inout ByteBuffer, receivedAt now: Int64) {
-        let consumed = buffer.withUnsafeReadableBytes { bytes -> Int in
-            guard let base = bytes.baseAddress else { return 0 }
-            var start = 0
-            while start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
-                let end = base.distance(to: UnsafeRawPointer(found))
-                let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-                if let tick = TickLineScanner.scan(line) {
-                    account(tick, receivedAt: now)
-                } else if !line.isEmpty {
-                    control(line)
+    /// Drains a socket the (edge-triggered) epoll set reported ready: one `read`, the clock
+    /// read once, every complete line accounted for; another `read` only when the first
+    /// filled the buffer (a shorter one took everything queued).
+    /// - Returns: whether the connection is still open.
+    func receiveReady() -> Bool {
+        while true {
+            let outcome: ReadOutcome
+            do {
+                outcome = try session.receive()
+            } catch {
+                state.note("connection error: \(error)")
+                return false
+            }
+            switch outcome {
+            case .received:
+                let now = System.monotonicNanoseconds()
+                let more = session.buffer.isFull
+                session.buffer.consumeLines { line in
+                    self.accept(line, receivedAt: now)
+                    return .next
                 }
-                start = end + 1
+                if !more { return true }
+            case .wouldBlock:
+                return true
+            case .endOfStream:
+                return false
             }
-            return start
         }
-        buffer.moveReaderIndex(forwardBy: consumed)
     }
 
+    /// Accounts for one line: a Tick of one of this connection's links, else an unexpected
+    /// line (except, while `registering`, a Tick of the link being registered).
     @inline(__always)
-    private func account(_ tick: TickLineScanner.Fields, receivedAt now: Int64) {
+    private func accept(_ line: UnsafeRawBufferPointer, receivedAt now: Int64, registering: Bool = false) {
+        guard let tick = TickLineScanner.scan(line) else {
+            state.unexpectedLines += 1
+            return
+        }
         var index = hint < slots.count ? hint : 0
         if slots.isEmpty || slots[index].link != tick.link {
             guard let found = slots.firstIndex(where: { $0.link == tick.link }) else {
-                state.unexpectedLines += 1
+                if !registering { state.unexpectedLines += 1 }
                 return
             }
             index = found
@@ -179,44 +157,5 @@ final class TickReceiver: ChannelInboundHandler {
         state.received += 1
         state.skipped += tick.skipped
         _ = state.latency.record(UInt64(max(now - tick.timestampNanoseconds, 1_000)))
-    }
-
-    /// A line that is not a Tick: a Register response (setup only) or something unexpected.
-    private func control(_ line: UnsafeRawBufferPointer) {
-        guard case .single(.response(_, let result))? = try? JSONRPCClientInbound.parse(line: line) else {
-            state.unexpectedLines += 1
-            return
-        }
-        switch result {
-        case .success(let value):
-            if let status = try? LinkStatusResult(json: value) {
-                slots.append(Slot(link: status.link.rawValue))
-                state.registeredLinks += 1
-                state.callbackRateSum += status.callbackRate
-            } else {
-                state.note("unexpected Register result \(value.jsonString)")
-            }
-        case .failure(let error):
-            state.note("Register failed: \(error.message)")
-        }
-        if pendingRegisters > 0 {
-            pendingRegisters -= 1
-            state.registerAnswered()
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        state.disconnects += 1
-        if pendingRegisters > 0 {
-            state.note("connection closed by the daemon with \(pendingRegisters) Register calls unanswered")
-            for _ in 0..<pendingRegisters { state.registerAnswered() }
-            pendingRegisters = 0
-        }
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        state.note("connection error: \(error)")
-        context.close(promise: nil)
     }
 }

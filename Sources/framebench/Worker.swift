@@ -4,10 +4,9 @@ import Glibc
 import Musl
 #endif
 import ArgumentParser
+import FrameRateClient
 import FrameRateModel
 import FrameRateProtocol
-import NIOCore
-import NIOPosix
 
 /// What one worker measured, sent to the parent as one JSON line on its stdout.
 struct WorkerSummary: Sendable {
@@ -18,6 +17,8 @@ struct WorkerSummary: Sendable {
     var skipped: UInt64
     var sequenceErrors: UInt64
     var unexpectedLines: UInt64
+    /// Waits in the window that returned at least one ready socket.
+    var wakeups: UInt64
     var disconnects: Int
     /// Fewest and most ticks any one link received in the window.
     var perLinkMinimum: UInt64
@@ -30,7 +31,7 @@ struct WorkerSummary: Sendable {
         [
             "type": "result", "links": JSONValue(UInt64(links)), "callback_rate_sum": JSONValue(callbackRateSum),
             "received": JSONValue(received), "skipped": JSONValue(skipped), "sequence_errors": JSONValue(sequenceErrors),
-            "unexpected_lines": JSONValue(unexpectedLines), "disconnects": JSONValue(UInt64(disconnects)),
+            "unexpected_lines": JSONValue(unexpectedLines), "wakeups": JSONValue(wakeups), "disconnects": JSONValue(UInt64(disconnects)),
             "per_link_min": JSONValue(perLinkMinimum), "per_link_max": JSONValue(perLinkMaximum),
             "latency_ns": .array(latencyBuckets.map { .array([JSONValue($0.0), JSONValue($0.1)]) }),
             "errors": .array(errors.map { .string($0) }),
@@ -39,7 +40,7 @@ struct WorkerSummary: Sendable {
 
     init(
         links: Int, callbackRateSum: Double, received: UInt64, skipped: UInt64, sequenceErrors: UInt64, unexpectedLines: UInt64,
-        disconnects: Int, perLinkMinimum: UInt64, perLinkMaximum: UInt64, latencyBuckets: [(UInt64, UInt64)], errors: [String]
+        wakeups: UInt64, disconnects: Int, perLinkMinimum: UInt64, perLinkMaximum: UInt64, latencyBuckets: [(UInt64, UInt64)], errors: [String]
     ) {
         self.links = links
         self.callbackRateSum = callbackRateSum
@@ -47,6 +48,7 @@ struct WorkerSummary: Sendable {
         self.skipped = skipped
         self.sequenceErrors = sequenceErrors
         self.unexpectedLines = unexpectedLines
+        self.wakeups = wakeups
         self.disconnects = disconnects
         self.perLinkMinimum = perLinkMinimum
         self.perLinkMaximum = perLinkMaximum
@@ -65,6 +67,7 @@ struct WorkerSummary: Sendable {
         skipped = try count("skipped")
         sequenceErrors = try count("sequence_errors")
         unexpectedLines = try count("unexpected_lines")
+        wakeups = try count("wakeups")
         disconnects = Int(try count("disconnects"))
         perLinkMinimum = try count("per_link_min")
         perLinkMaximum = try count("per_link_max")
@@ -82,6 +85,9 @@ struct WorkerSummary: Sendable {
 /// prints `{"type":"ready",...}`; the parent writes `go START END` (nanoseconds on
 /// `CLOCK_MONOTONIC`); the worker counts ticks whose timestamp lies in the window,
 /// waits `--grace` seconds after END for late ticks, prints its ``WorkerSummary`` and exits.
+///
+/// One thread does everything: its sockets (FrameRateClient's ``LineSession``s) and its
+/// stdin sit in one epoll set (``ReadinessSet``), and each readiness gets one `read`.
 struct Worker: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "One load process (started by framebench itself).", shouldDisplay: false)
 
@@ -98,72 +104,106 @@ struct Worker: ParsableCommand {
         System.raiseOpenFileLimit()
         let range = try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
         let params = RegisterRequest(range: range, label: "framebench", highFrameRate: highFrameRate).jsonValue
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        let expected = links
-        let state = try loop.submit { NIOLoopBound(WorkerState(expectedLinks: expected), eventLoop: loop) }.wait()
+        let state = WorkerState()
+        let readiness = try ReadinessSet()
+        /// The receiver of each watched socket, by descriptor.
+        var receivers: [TickReceiver?] = []
 
-        // Connect, at most 64 attempts in flight; a full accept backlog (EAGAIN) is retried.
+        // Connect and register, one connection after the other: each Register is a blocking
+        // call on the connection's own socket; ticks of links already registered wait in
+        // their socket buffers meanwhile (they are outside the window anyway).
         let base = connections > 0 ? links / connections : 0
         let extra = connections > 0 ? links % connections : 0
-        var inFlight: [(index: Int, future: EventLoopFuture<any Channel>)] = []
         let deadline = System.monotonicNanoseconds() + 120_000_000_000
-        func start(_ index: Int) -> EventLoopFuture<any Channel> {
-            let count = base + (index < extra ? 1 : 0)
-            return ClientBootstrap(group: loop)
-                // Ticks arrive a line or a few at a time: a fixed 2 KiB read buffer skips the
-                // adaptive allocator's bookkeeping on every read.
-                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 2048))
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(TickReceiver(state: state.value, linkCount: count, register: params))
-                    }
-                }
-                .connect(unixDomainSocketPath: socket)
-        }
-        var next = 0
-        while next < connections || !inFlight.isEmpty {
-            while next < connections && inFlight.count < 64 {
-                inFlight.append((next, start(next)))
-                next += 1
-            }
-            let (index, future) = inFlight.removeFirst()
+        for index in 0..<max(connections, 0) {
+            let receiver = TickReceiver(session: try Self.connect(socket, deadline: deadline), state: state)
+            state.receivers.append(receiver)
             do {
-                _ = try future.wait()
+                for _ in 0..<(base + (index < extra ? 1 : 0)) { try receiver.register(params: params, deadline: deadline) }
             } catch {
-                guard System.monotonicNanoseconds() < deadline else { throw BenchError("connection \(index) failed: \(error)") }
-                System.sleep(seconds: 0.002)
-                inFlight.append((index, start(index)))
+                state.note("connection \(index) during Register: \(error)")
+                state.disconnects += 1
+                continue
             }
+            let fd = receiver.session.socket.descriptor
+            try receiver.session.socket.setNonBlocking(true)
+            try readiness.watch(fd)
+            if Int(fd) >= receivers.count { receivers.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - receivers.count)) }
+            receivers[Int(fd)] = receiver
         }
-        // Wait for every Register to be answered.
-        while try !loop.submit({ state.value.allAnswered }).wait() {
-            guard System.monotonicNanoseconds() < deadline else { throw BenchError("Register calls unanswered after 120 s") }
-            System.sleep(seconds: 0.01)
-        }
-        let ready = try loop.submit { () -> JSONValue in
-            let state = state.value
-            return [
-                "type": "ready", "links": JSONValue(UInt64(state.registeredLinks)), "callback_rate_sum": JSONValue(state.callbackRateSum),
-                "errors": .array(state.errors.map { .string($0) }),
-            ]
-        }.wait()
+        let ready: JSONValue = [
+            "type": "ready", "links": JSONValue(UInt64(state.registeredLinks)), "callback_rate_sum": JSONValue(state.callbackRateSum),
+            "errors": .array(state.errors.map { .string($0) }),
+        ]
         try System.writeAll(1, ready.jsonString + "\n")
 
-        var input = LineReader(fd: 0)
-        guard let go = try input.readLine(deadline: System.monotonicNanoseconds() + 600_000_000_000) else { return }
-        let words = go.split(separator: " ")
-        guard words.count == 3, words[0] == "go", let windowStart = Int64(words[1]), let windowEnd = Int64(words[2]) else {
-            throw BenchError("worker: expected 'go START END', got '\(go)'")
+        // Receive until the window and the grace after it have passed; stdin brings the window.
+        let input = LineSession(socket: ClientSocket(adopting: 0), buffer: LineBuffer(capacity: 4096))
+        try readiness.watch(0, levelTriggered: true)
+        let goDeadline = System.monotonicNanoseconds() + 600_000_000_000
+        var stopAt: Int64?
+        while true {
+            let now = System.monotonicNanoseconds()
+            let until = stopAt ?? goDeadline
+            guard now < until else {
+                if stopAt == nil { throw BenchError("worker: no 'go' from the parent within 600 s") }
+                break
+            }
+            var inputReady = false
+            var socketsReady = false
+            try readiness.wait(timeoutMilliseconds: Int32(min((until - now + 999_999) / 1_000_000, 1000))) { fd in
+                if fd == 0 {
+                    inputReady = true
+                    return
+                }
+                if !socketsReady {
+                    socketsReady = true
+                    let woke = System.monotonicNanoseconds()
+                    if woke >= state.windowStart && woke < state.windowEnd { state.wakeups += 1 }
+                }
+                if Int(fd) < receivers.count, let receiver = receivers[Int(fd)], !receiver.receiveReady() {
+                    readiness.unwatch(fd)
+                    receiver.session.socket.close()
+                    receivers[Int(fd)] = nil
+                    state.disconnects += 1
+                }
+            }
+            guard inputReady else { continue }
+            if try input.receive() == .endOfStream {
+                readiness.unwatch(0)
+                guard stopAt != nil else { return }  // the parent is gone before the window
+                continue
+            }
+            var command: String?
+            input.buffer.consumeLines { line in
+                command = String(decoding: line, as: UTF8.self)
+                return .stop
+            }
+            guard let command, stopAt == nil else { continue }
+            let words = command.split(separator: " ")
+            guard words.count == 3, words[0] == "go", let windowStart = Int64(words[1]), let windowEnd = Int64(words[2]) else {
+                throw BenchError("worker: expected 'go START END', got '\(command)'")
+            }
+            state.windowStart = windowStart
+            state.windowEnd = windowEnd
+            stopAt = windowEnd + Int64(grace * 1e9)
         }
-        try loop.submit {
-            state.value.windowStart = windowStart
-            state.value.windowEnd = windowEnd
-        }.wait()
-        System.sleep(untilNanoseconds: windowEnd + Int64(grace * 1e9))
-        let summary = try loop.submit { state.value.summary() }.wait()
-        try System.writeAll(1, summary.jsonValue.jsonString + "\n")
+        try System.writeAll(1, state.summary().jsonValue.jsonString + "\n")
         // Exiting closes every connection at once; the daemon releases the links.
         Glibc.exit(0)
+    }
+
+    /// A connection to `path`; a transient failure (e.g. `EAGAIN`) is retried every 2 ms until `deadline`.
+    private static func connect(_ path: String, deadline: Int64) throws -> LineSession {
+        while true {
+            let failure: FrameRateClientError
+            do {
+                return try LineSession.connect(toPath: path, buffer: LineBuffer(capacity: 16_384))
+            } catch {
+                failure = error
+            }
+            guard case .connectionFailed = failure, System.monotonicNanoseconds() < deadline else { throw failure }
+            System.sleep(seconds: 0.002)
+        }
     }
 }

@@ -5,13 +5,15 @@
 # in turn the C fan-out floor (limit-fanout.sh), the D-Bus peer (peer-dbus.sh, for
 # N <= 1000: beyond that dbus-daemon queues for seconds) and `framebench --spawn-daemon`,
 # all with the same N, window and reader-process count; it repeats that REPEAT times and
-# prints the medians as a markdown table. Then links-per-connection rows and the
+# prints the medians as a markdown table, with the generator's CPU per received tick beside
+# the floor's C readers' (the generator must not be what is measured). Then links-per-connection rows and the
 # control-plane benchmarks. Raw outputs go to .build/bench/<time>/.
 #
 # Environment (defaults): NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2
 #   BENCH_DIR=../shared/bench (the measuring instruments) SKIP_BUILD= (1: reuse the release build)
 #   BASELINE= (a framerated binary, e.g. a release build of an older commit: measured too, same runs)
 #   BASELINE_NS="100 1000" (the Ns the baseline runs at)
+#   LOAD_ONLY= (1: only the N rows, without the links-per-connection and control-plane runs)
 # Usage: make bench    or    Tests/Benchmarks/run.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -61,7 +63,7 @@ for ((r = 1; r <= REPEAT; r++)); do
 done
 
 # Links per connection: 1,000 links on 1,000, 100 and 16 connections.
-for c in 1000 100 16; do
+for c in $([[ -n ${LOAD_ONLY:-} ]] || echo 1000 100 16); do
   quiet
   echo "links per connection: 1000 links on $c connections" >&2
   timeout 300 "$fb" load --spawn-daemon --links 1000 --connections "$c" --duration "$DURATION" --processes "$PROCESSES" \
@@ -69,6 +71,7 @@ for c in 1000 100 16; do
 done
 
 # Control plane.
+if [[ -z ${LOAD_ONLY:-} ]]; then
 quiet
 "$fb" startup --runs 10 --json >"$out/startup.json" 2>&1 || true
 quiet
@@ -78,5 +81,6 @@ quiet
 quiet
 "$fb" arbitrate --links 10000 --iterations 2000 --json >"$out/arbitrate.json" 2>&1 || true
 "$fb" arbitrate --links 10000 --iterations 500 --worst-case --json >"$out/arbitrate-worst.json" 2>&1 || true
+fi
 
 python3 "$root/Tests/Benchmarks/table.py" "$out" "$NS" "$REPEAT" | tee -a "$out/summary.md"

@@ -21,6 +21,24 @@ def last_line_fields(path, prefix):
     return {k: float(v) for k, v in re.findall(r"(\w+)=([-0-9.]+)", lines[-1])}
 
 
+def floor_reader_us_per_tick(path):
+    """The floor's reader processes' CPU per received tick, µs: client_cpu_pct over the window
+    divided by the ticks received (the `# window=.. received=..` line before the last one)."""
+    last = last_line_fields(path, "fanout")
+    counts = last_line_fields(path, "# window=")
+    if not last or not counts or not counts.get("received") or "client_cpu_pct" not in last:
+        return None
+    return last["client_cpu_pct"] / 100 * counts["window"] / counts["received"] * 1e6
+
+
+def generator_us_per_tick(f):
+    """framebench's worker processes' CPU per received tick, µs (older reports lack it)."""
+    value = f.get("generator", {}).get("us_per_tick")
+    if value is None and f["ticks"]["received"]:
+        value = f["generator"]["cpu_pct"] / 100 * f["duration"] / f["ticks"]["received"] * 1e6
+    return value
+
+
 def load_json(path):
     try:
         return json.load(open(path))
@@ -56,6 +74,8 @@ for n in ns:
     row["floor_p99"] = med([f["p99_us"] for f in floors])
     row["floor_cpu"] = med([f["server_cpu_pct"] for f in floors])
     row["floor_drops"] = med([f.get("lost", f["drops"]) for f in floors])
+    row["floor_reader_cpu"] = med([f.get("client_cpu_pct") for f in floors])
+    row["floor_reader_tick"] = med([floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt") for r in range(1, repeat + 1)])
     row["dbus_p99"] = med([d["p99_us"] for d in dbuses])
     row["dbus_cpu"] = med([d["bus_cpu_pct"] for d in dbuses])
     row["dbus_lost"] = med([d["lost"] for d in dbuses])
@@ -67,23 +87,28 @@ for n in ns:
     row["cpu"] = med([f["daemon"]["cpu_pct"] for f in fbs])
     row["rss"] = med([f["daemon"]["rss_kib"] for f in fbs])
     row["gen"] = med([f["generator"]["cpu_pct"] for f in fbs])
+    row["gen_tick"] = med([generator_us_per_tick(f) for f in fbs])
+    row["gen_batch"] = med([f.get("generator", {}).get("ticks_per_wakeup") for f in fbs])
     row["link_min"] = med([f["ticks"]["per_link_min"] for f in fbs])
     row["link_max"] = med([f["ticks"]["per_link_max"] for f in fbs])
     row["ctl_p99"] = med([max(f["control_us"]["register"]["p99"], f["control_us"]["health"]["p99"]) for f in fbs])
     rows.append(row)
 
 print()
-print(f"Medians of {repeat} runs; latency in µs (receipt − tick timestamp); CPU in % of one core.")
+print(f"Medians of {repeat} runs; latency in µs (receipt − tick timestamp); CPU in % of one core. Generator CPU: "
+      "framebench's worker processes (its receive path), and per received tick, beside the floor's C readers.")
 print()
 print("| N | floor p50 / p99 | floor CPU | floor lost | framerated p50 / p99 / p99.9 | p99 vs floor | daemon CPU | CPU vs floor "
-      "| dropped / expected | per-link min–max | daemon RSS KiB | generator CPU | control p99 | D-Bus p99 / bus CPU |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| dropped / expected | per-link min–max | daemon RSS KiB | generator CPU (µs/tick) | floor reader CPU (µs/tick) "
+      "| generator vs floor reader per tick | generator ticks per wake-up | control p99 | D-Bus p99 / bus CPU |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     dbus = f"{fmt(r['dbus_p99'])} / {fmt(r['dbus_cpu'], 1)} %" if r["dbus_p99"] is not None else "not run"
     print(f"| {r['n']:,} | {fmt(r['floor_p50'])} / {fmt(r['floor_p99'])} | {fmt(r['floor_cpu'], 1)} % | {fmt(r['floor_drops'])} "
           f"| {fmt(r['p50'])} / {fmt(r['p99'])} / {fmt(r['p999'])} | {ratio(r['p99'], r['floor_p99'])} "
           f"| {fmt(r['cpu'], 1)} % | {ratio(r['cpu'], r['floor_cpu'])} | {fmt(r['dropped'])} / {fmt(r['expected'])} "
-          f"| {fmt(r['link_min'])}–{fmt(r['link_max'])} | {fmt(r['rss'])} | {fmt(r['gen'], 1)} % "
+          f"| {fmt(r['link_min'])}–{fmt(r['link_max'])} | {fmt(r['rss'])} | {fmt(r['gen'], 1)} % ({fmt(r['gen_tick'], 2)}) "
+          f"| {fmt(r['floor_reader_cpu'], 1)} % ({fmt(r['floor_reader_tick'], 2)}) | {ratio(r['gen_tick'], r['floor_reader_tick'])} | {fmt(r['gen_batch'], 1)} "
           f"| {fmt(r['ctl_p99'])} µs | {dbus} |")
 
 baseline = []
@@ -107,16 +132,16 @@ if baseline:
 print()
 print("Links per connection (1,000 links at 120 Hz): daemon CPU per delivered tick.")
 print()
-print("| connections | links each | daemon CPU | ticks/s | daemon µs per tick | p50 / p99 µs |")
-print("|---|---|---|---|---|---|")
+print("| connections | links each | daemon CPU | ticks/s | daemon µs per tick | generator µs per tick | p50 / p99 µs |")
+print("|---|---|---|---|---|---|---|")
 for c in (1000, 100, 16):
     f = load_json(f"{out}/lpc-{c}.json")
     if not f:
-        print(f"| {c} | – | – | – | – | – |")
+        print(f"| {c} | – | – | – | – | – | – |")
         continue
     rate = f["ticks"]["received"] / f["duration"]
     per_tick = f["daemon"]["cpu_pct"] / 100 / rate * 1e6 if rate else None
-    print(f"| {c:,} | {1000 / c:.1f} | {f['daemon']['cpu_pct']:.1f} % | {rate:,.0f} | {fmt(per_tick, 2)} "
+    print(f"| {c:,} | {1000 / c:.1f} | {f['daemon']['cpu_pct']:.1f} % | {rate:,.0f} | {fmt(per_tick, 2)} | {fmt(generator_us_per_tick(f), 2)} "
           f"| {fmt(f['latency_us']['p50'])} / {fmt(f['latency_us']['p99'])} |")
 
 print()

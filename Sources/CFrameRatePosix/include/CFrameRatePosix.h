@@ -14,6 +14,7 @@ extern const uint32_t cframerated_epoll_err;
 extern const uint32_t cframerated_epoll_hup;
 extern const uint32_t cframerated_epoll_rdhup;
 extern const uint32_t cframerated_epoll_oneshot;
+extern const uint32_t cframerated_epoll_edge;
 
 /// A new epoll instance (close-on-exec), or -1 with errno set.
 int cframerated_epoll_create(void);

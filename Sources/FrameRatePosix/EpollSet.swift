@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CFrameRatePosix
+
+/// A plain epoll set for readers of many sockets (framebench's workers): add descriptors
+/// for input, wait once for many ready ones. Owned and used by one thread.
+public final class EpollSet {
+    private let descriptor: Int32
+
+    /// Creates the set.
+    public init() throws(PosixError) {
+        descriptor = cframerated_epoll_create()
+        guard descriptor >= 0 else { throw PosixError(errno: errno, call: "epoll_create1") }
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// Watches `fd` for input and hang-up, reported with `fd` itself: edge-triggered (once
+    /// per arrival of data; the reader must drain it), or level-triggered when `levelTriggered`.
+    public func watchInput(_ fd: Int32, levelTriggered: Bool = false) throws(PosixError) {
+        let events = cframerated_epoll_in | cframerated_epoll_rdhup | (levelTriggered ? 0 : cframerated_epoll_edge)
+        guard cframerated_epoll_add(descriptor, fd, events, UInt64(UInt32(bitPattern: fd))) == 0 else {
+            throw PosixError(errno: errno, call: "epoll_ctl(ADD)")
+        }
+    }
+
+    /// Stops watching `fd` (before it is closed).
+    public func remove(_ fd: Int32) {
+        _ = cframerated_epoll_remove(descriptor, fd)
+    }
+
+    /// Waits up to `timeoutMilliseconds` (-1: no limit) and calls `body` with each ready
+    /// descriptor, at most 64 per call. A signal ending the wait early counts as a timeout.
+    public func wait(timeoutMilliseconds: Int32, _ body: (Int32) -> Void) throws(PosixError) {
+        var failure: Int32 = 0
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 64) { tokens in
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { events in
+                let count = cframerated_epoll_wait(descriptor, tokens.baseAddress, events.baseAddress, 64, timeoutMilliseconds)
+                if count < 0 {
+                    if errno != EINTR { failure = errno }
+                    return
+                }
+                for index in 0..<Int(count) { body(Int32(bitPattern: UInt32(truncatingIfNeeded: tokens[index]))) }
+            }
+        }
+        if failure != 0 { throw PosixError(errno: failure, call: "epoll_wait") }
+    }
+}
