@@ -38,6 +38,13 @@ struct DaemonSelection: ParsableArguments {
     @Option(help: ArgumentHelp("The framerated binary for --spawn-daemon.", valueName: "path"))
     var framerated: String?
 
+    @Option(
+        name: .customLong("daemon-arg"),
+        parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("An argument for the spawned framerated (repeat; e.g. --daemon-arg=--fanout-threads --daemon-arg=2).", valueName: "arg")
+    )
+    var daemonArguments: [String] = []
+
     func validate() throws {
         if spawnDaemon && socket != nil { throw ValidationError("--spawn-daemon and --socket exclude each other") }
     }
@@ -47,7 +54,8 @@ struct DaemonSelection: ParsableArguments {
         if spawnDaemon {
             return try DaemonUnderTest.spawn(
                 binary: try DaemonUnderTest.binary(explicit: framerated),
-                maxConnections: connections + 64, maxLinksPerConnection: max(64, linksPerConnection + 1)
+                maxConnections: connections + 64, maxLinksPerConnection: max(64, linksPerConnection + 1),
+                extraArguments: daemonArguments
             )
         }
         return try DaemonUnderTest.attach(socketPath: SocketPath.discover(explicit: socket).path, pid: daemonPid)
