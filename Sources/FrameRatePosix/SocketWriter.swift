@@ -88,10 +88,12 @@ public final class SocketWriter: @unchecked Sendable {
     /// The fan-out worker that writes this connection's ticks.
     public let shard: Int
     /// The connection's tick lines of the vsync being written (several links on one
-    /// connection are sent with one `send`). Fan-out worker only.
-    public var fanOutLines: ByteBuffer
-    /// The vsync whose lines ``fanOutLines`` holds. Fan-out worker only.
-    public var fanOutEpoch: UInt64 = 0
+    /// connection are sent with one `send`). Fan-out worker only. Exclusivity is not
+    /// checked at run time (a measurable share of the fan-out): only the one worker that
+    /// owns this writer's shard ever touches it, one access at a time.
+    @exclusivity(unchecked) public var fanOutLines: ByteBuffer
+    /// The vsync whose lines ``fanOutLines`` holds. Fan-out worker only (see ``fanOutLines``).
+    @exclusivity(unchecked) public var fanOutEpoch: UInt64 = 0
 
     /// A writer for `destination`.
     /// - Parameters:

@@ -30,11 +30,18 @@ final class TickEngine: Sendable {
         var watchdog: @Sendable () -> Void = {}
     }
 
-    /// A tick with the connection it goes to and its shared encoded fields.
+    /// A tick with the connection it goes to and which of the vsync's shared encoded
+    /// field segments it uses (an index: no reference to retain per tick).
     struct Delivery {
         let tick: Tick<MonotonicClock.Instant>
         let writer: SocketWriter
-        let fields: ByteBuffer
+        let fields: Int
+    }
+
+    /// One vsync's deliveries for one shard, with the shared field segments they index.
+    struct Batch {
+        var deliveries: [Delivery] = []
+        var fields: [ByteBuffer] = []
     }
 
     private let shared: SharedModel
@@ -101,7 +108,7 @@ final class TickEngine: Sendable {
             return (wake, writers)
         }
         var reports = 0
-        var shards = [[Delivery]](repeating: [], count: workerCount)
+        var shards = [Batch](repeating: Batch(), count: workerCount)
         for action in wake.actions {
             switch action {
             case .deliver(let report):
@@ -114,7 +121,7 @@ final class TickEngine: Sendable {
         }
         if reports > 0 {
             let epoch = epoch.wrappingAdd(1, ordering: .relaxed).newValue
-            for (index, helper) in helpers.enumerated() where !shards[index + 1].isEmpty {
+            for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {
                 helper.submit(shards[index + 1], epoch: epoch)
             }
             Self.send(shards[0], epoch: epoch)
@@ -124,44 +131,54 @@ final class TickEngine: Sendable {
 
     /// Pairs each tick of `report` with its writer and the encoded fields it shares with
     /// every tick of the same cadence (encoded once per vsync and cadence), by shard.
-    private static func plan(_ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], into shards: inout [[Delivery]]) {
+    private static func plan(_ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], into shards: inout [Batch]) {
         let allocator = ByteBufferAllocator()
-        var shared: [(target: MonotonicClock.Instant, fields: ByteBuffer)] = []
-        for index in shards.indices { shards[index].reserveCapacity(shards[index].count + report.ticks.count / shards.count + 1) }
+        // Each distinct target (cadence) of this vsync, with its segment's index in every shard's list.
+        var targets: [MonotonicClock.Instant] = []
+        let base = shards.first?.fields.count ?? 0
+        for index in shards.indices {
+            shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + report.ticks.count / shards.count + 1)
+        }
+        var last = -1
         for (tick, writer) in zip(report.ticks, writers) {
             guard let writer else { continue }
-            let fields: ByteBuffer
-            if let found = shared.last(where: { $0.target == tick.targetTimestamp }) {
-                fields = found.fields
-            } else {
-                fields = TickLineEncoder.sharedFields(
-                    timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
-                    duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
-                    callbackRate: tick.callbackRate, allocator: allocator
-                )
-                shared.append((tick.targetTimestamp, fields))
+            if last < 0 || targets[last] != tick.targetTimestamp {
+                if let found = targets.firstIndex(of: tick.targetTimestamp) {
+                    last = found
+                } else {
+                    let fields = TickLineEncoder.sharedFields(
+                        timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
+                        duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
+                        callbackRate: tick.callbackRate, allocator: allocator
+                    )
+                    for index in shards.indices { shards[index].fields.append(fields) }
+                    targets.append(tick.targetTimestamp)
+                    last = targets.count - 1
+                }
             }
-            shards[writer.shard % shards.count].append(Delivery(tick: tick, writer: writer, fields: fields))
+            shards[writer.shard % shards.count].deliveries.append(Delivery(tick: tick, writer: writer, fields: base + last))
         }
     }
 
     /// Encodes `deliveries` and sends them: each connection's lines of this vsync are
     /// collected in its writer's ``SocketWriter/fanOutLines`` and sent with one write.
     /// Runs on the thread that owns these writers' shard.
-    static func send(_ deliveries: [Delivery], epoch: UInt64) {
+    static func send(_ batch: Batch, epoch: UInt64) {
         var touched: [SocketWriter] = []
-        touched.reserveCapacity(deliveries.count)
-        for delivery in deliveries {
-            let writer = delivery.writer
-            if writer.fanOutEpoch != epoch {
-                writer.fanOutEpoch = epoch
-                writer.fanOutLines.clear()
-                touched.append(writer)
+        touched.reserveCapacity(batch.deliveries.count)
+        batch.fields.withUnsafeBufferPointer { fields in
+            for delivery in batch.deliveries {
+                let writer = delivery.writer
+                if writer.fanOutEpoch != epoch {
+                    writer.fanOutEpoch = epoch
+                    writer.fanOutLines.clear()
+                    touched.append(writer)
+                }
+                TickLineEncoder.write(
+                    link: delivery.tick.link.rawValue, sequence: delivery.tick.sequence, skipped: delivery.tick.skipped,
+                    shared: fields[delivery.fields], into: &writer.fanOutLines
+                )
             }
-            TickLineEncoder.write(
-                link: delivery.tick.link.rawValue, sequence: delivery.tick.sequence, skipped: delivery.tick.skipped,
-                shared: delivery.fields, into: &writer.fanOutLines
-            )
         }
         for writer in touched { writer.writeTicks(writer.fanOutLines) }
     }
@@ -169,7 +186,7 @@ final class TickEngine: Sendable {
 
 /// A fan-out thread other than the leader: sends the ticks of its shard's connections.
 final class FanOutHelper: Sendable {
-    private let jobs = Mutex<[(deliveries: [TickEngine.Delivery], epoch: UInt64)]>([])
+    private let jobs = Mutex<[(batch: TickEngine.Batch, epoch: UInt64)]>([])
     private let waiter: EventWaiter
     private let stopping = Atomic<Bool>(false)
 
@@ -178,8 +195,8 @@ final class FanOutHelper: Sendable {
     }
 
     /// Queues one vsync's deliveries for this shard and wakes the thread.
-    func submit(_ deliveries: [TickEngine.Delivery], epoch: UInt64) {
-        jobs.withLock { $0.append((deliveries, epoch)) }
+    func submit(_ batch: TickEngine.Batch, epoch: UInt64) {
+        jobs.withLock { $0.append((batch, epoch)) }
         waiter.wake()
     }
 
@@ -191,7 +208,7 @@ final class FanOutHelper: Sendable {
                 defer { jobs.removeAll(keepingCapacity: true) }
                 return jobs
             }
-            for job in batch { TickEngine.send(job.deliveries, epoch: job.epoch) }
+            for job in batch { TickEngine.send(job.batch, epoch: job.epoch) }
         }
     }
 
