@@ -21,6 +21,13 @@ public final class DisplayLinkHandle: Sendable {
     public let refreshRate: Double
     /// The link's callback rate at registration, Hz.
     public let callbackRate: Double
+    /// The display's decision at registration: the rule, who holds the rate, the cap,
+    /// the limited links and any pending change (`nil` from a daemon older than it).
+    /// Link ids in it are the daemon's (``daemonID``).
+    public let decision: DecisionState?
+    /// How the entitlement or a cap limited the link at registration (`by`, `wanted`,
+    /// `got` in Hz), or `nil` when it got what it asked for.
+    public let limit: LinkLimit?
     /// The connection the link belongs to.
     public let connection: FrameRateConnection
 
@@ -53,6 +60,8 @@ public final class DisplayLinkHandle: Sendable {
         self.display = display
         self.refreshRate = status.refreshRate
         self.callbackRate = status.callbackRate
+        self.decision = status.decision
+        self.limit = status.limit
         self.connection = connection
         self.ticks = ticks
         self.record = record

@@ -7,16 +7,36 @@ import NIOCore
 extension CompositorCore {
     /// A display's rate changed at a vsync (reported by the tick plane, hopped here).
     func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
+        let decision = change.decision
         logger.info(
             "display \(display.rawValue) refresh rate \(FrameRateMath.format(change.from)) -> \(FrameRateMath.format(change.to)) Hz: \(change.reason)",
             metadata: [
                 "event": "refresh-rate-changed", "display": "\(display.rawValue)",
                 "from_hz": "\(FrameRateMath.format(change.from))", "to_hz": "\(FrameRateMath.format(change.to))",
-                "reason": "\(change.reason)",
+                "reason": "\(change.reason)", "rule": "\(decision.rule.rawValue)",
+                "deciders": "\(Self.journalList(decision.deciders, count: decision.deciderCount))",
+                "cap": "\(decision.cap.map { "\($0.kind.rawValue) \(FrameRateMath.format($0.rate)) Hz" } ?? "none")",
             ]
         )
-        emit(.refreshRateChanged(display: display, from: change.from, to: change.to, reason: change.reason))
+        if !watchers.isEmpty {
+            // The start is fixed for the daemon's life; no pending change in an event's decision.
+            let start = shared.read { $0.compositor.start }
+            emit(
+                .refreshRateChanged(
+                    display: display, from: change.from, to: change.to, reason: change.reason,
+                    decision: DecisionState(decision, start: start), at: now().seconds
+                )
+            )
+        }
         publishStatus()
+    }
+
+    /// A journal field's value for a list of links: `3 7` (space-separated ids), `none`
+    /// when empty, `… (+N more)` when the decision lists fewer than `count`.
+    static func journalList(_ links: [LinkID], count: Int) -> String {
+        guard !links.isEmpty else { return "none" }
+        let listed = links.map { String($0.rawValue) }.joined(separator: " ")
+        return count > links.count ? "\(listed) (+\(count - links.count) more)" : listed
     }
 
     /// Sends `event` to every watch. A watcher whose connection is not reading loses

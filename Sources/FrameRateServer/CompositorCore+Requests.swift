@@ -100,9 +100,12 @@ extension CompositorCore {
         let configuration = DisplayLinkConfiguration(
             range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label
         )
-        let status = try mapped { () throws(CompositorError) in
+        let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
-                try state.compositor.register(owner: session.owner, display: request.display, configuration: configuration, at: at)
+                (
+                    try state.compositor.register(owner: session.owner, display: request.display, configuration: configuration, at: at),
+                    state.compositor.start
+                )
             }
         }
         usage.add(session.peer.uid, links: 1)
@@ -116,15 +119,18 @@ extension CompositorCore {
         )
         if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
         publishStatus()
-        return LinkStatusResult(status, includeDisplay: true).jsonValue
+        return LinkStatusResult(status, includeDisplay: true, start: start).jsonValue
     }
 
     private func update(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try UpdateRequest(params: params)
         let at = now()
-        let status = try mapped { () throws(CompositorError) in
+        let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
-                try state.compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: at)
+                (
+                    try state.compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: at),
+                    state.compositor.start
+                )
             }
         }
         logger.debug(
@@ -132,7 +138,7 @@ extension CompositorCore {
             metadata: ["link": "\(request.link.rawValue)", "range": "\(request.range.map { "\($0)" } ?? "-")", "paused": "\(request.paused.map { "\($0)" } ?? "-")"]
         )
         if let link = linkState(request.link) { emit(.linkUpdated(display: status.display, link: link)) }
-        return LinkStatusResult(status, includeDisplay: false).jsonValue
+        return LinkStatusResult(status, includeDisplay: false, start: start).jsonValue
     }
 
     private func invalidate(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -244,10 +250,10 @@ extension CompositorCore {
 
     /// The full state, with each link's holder.
     func currentState() -> CompositorState {
-        let snapshot = shared.read { $0.compositor.snapshot }
+        let (snapshot, start) = shared.read { ($0.compositor.snapshot, $0.compositor.start) }
         return CompositorState(
             displays: snapshot.map { snapshot in
-                DisplayState(snapshot) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
+                DisplayState(snapshot, start: start) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
             }
         )
     }
@@ -266,8 +272,10 @@ extension CompositorCore {
 
     /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
     func linkState(_ link: LinkID) -> LinkState? {
-        guard !watchers.isEmpty, let snapshot = shared.read({ $0.compositor.snapshot(of: link) }) else { return nil }
-        return LinkState(snapshot, peer: sessions[snapshot.owner]?.peer.identity ?? PeerCredentials.unknown.identity)
+        guard !watchers.isEmpty else { return nil }
+        let (snapshot, start) = shared.read { ($0.compositor.snapshot(of: link), $0.compositor.start) }
+        guard let snapshot else { return nil }
+        return LinkState(snapshot, peer: sessions[snapshot.owner]?.peer.identity ?? PeerCredentials.unknown.identity, start: start)
     }
 
     /// Runs a model operation, turning its errors into gRPC statuses.

@@ -23,6 +23,10 @@ struct CompositorEventTests {
             return [
                 .refreshRateChanged(display: DisplayID(rawValue: 0), from: 60, to: 120, reason: "120 Hz is the lowest rate"),
                 .refreshRateChanged(display: DisplayID(rawValue: 1), from: 23.976, to: 10, reason: ""),
+                .refreshRateChanged(
+                    display: DisplayID(rawValue: 0), from: 120, to: 60, reason: "Low Power Mode caps the display at 60 Hz",
+                    decision: DecisionMessageTests.capped, at: 2048.125
+                ),
                 .linkAdded(display: DisplayID(rawValue: 0), link: link),
                 .linkUpdated(display: DisplayID(rawValue: 2), link: paused),
                 .linkRemoved(display: DisplayID(rawValue: 0), link: LinkID(rawValue: 7), reason: "connection closed"),
@@ -66,6 +70,8 @@ struct CompositorEventTests {
             (["watch": 1, "kind": "refreshRateChanged", "display": -1, "from": 60, "to": 120], "display"),
             (["watch": 1, "kind": "refreshRateChanged", "display": 0, "to": 120], "from"),
             (["watch": 1, "kind": "refreshRateChanged", "display": 0, "from": 60, "to": "120"], "to"),
+            (["watch": 1, "kind": "refreshRateChanged", "display": 0, "from": 60, "to": 120, "decision": ["rate": 120]], "decision.rule"),
+            (["watch": 1, "kind": "refreshRateChanged", "display": 0, "from": 60, "to": 120, "at": "now"], "at"),
             (["watch": 1, "kind": "linkAdded", "display": 0], "link"),
             (["watch": 1, "kind": "linkRemoved", "display": 0, "link": 0], "link"),
             (["watch": 1, "kind": "capsChanged", "display": 0], "caps"),

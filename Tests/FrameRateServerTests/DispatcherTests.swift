@@ -10,18 +10,20 @@ import Testing
 /// Every v1 method's success path, through a real session pipeline.
 @Suite struct DispatcherSuccessTests {
     @Test func registerAnswersLinkRatesAndDisplay() throws {
-        let server = ServerHarness()
+        let server = ServerHarness(start: MonotonicClock.Instant(seconds: 1000))
         let client = try server.connect()
         let params = #"{"range":{"minimum":30,"maximum":60,"preferred":60},"label":"video"}"#
+        let first = try client.request(.register, params)
         #expect(
-            try client.request(.register, params)
-                == #"{"jsonrpc":"2.0","id":1,"result":{"link":1,"refreshRate":60.0,"callbackRate":60.0,"display":0}}"#
+            first
+                == #"{"jsonrpc":"2.0","id":1,"result":{"link":1,"refreshRate":60.0,"callbackRate":60.0,"decision":{"rate":60.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":null,"reason":"60 Hz is the lowest rate that serves every link exactly; link 1 'video' (30, 60, 60) holds it there"},"limitedBy":null,"wanted":null,"got":null,"display":0}}"#
         )
         // The entitled link asks for 120 Hz; the answer reports the rate the display moves to.
         let entitled = #"{"range":{"minimum":80,"maximum":120,"preferred":120},"highFrameRate":true,"display":0,"paused":false}"#
+        let second = try client.request(.register, entitled, id: 2)
         #expect(
-            try client.request(.register, entitled, id: 2)
-                == #"{"jsonrpc":"2.0","id":2,"result":{"link":2,"refreshRate":120.0,"callbackRate":120.0,"display":0}}"#
+            second
+                == #"{"jsonrpc":"2.0","id":2,"result":{"link":2,"refreshRate":120.0,"callbackRate":120.0,"decision":{"rate":120.0,"rule":"exact","deciders":[2],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":{"rate":120.0,"at":1000.016666666},"reason":"120 Hz is the lowest rate that serves every link exactly; link 2 (80, 120, 120) holds it there"},"limitedBy":null,"wanted":null,"got":null,"display":0}}"#
         )
         #expect(server.compositor.links(of: try #require(server.core.sessions.values.first).owner).count == 2)
     }
@@ -37,15 +39,16 @@ import Testing
     }
 
     @Test func updateAnswersWithoutDisplay() throws {
-        let server = ServerHarness()
+        let server = ServerHarness(start: MonotonicClock.Instant(seconds: 1000))
         let client = try server.connect()
         let link = try client.register(30, 60, 60)
+        let updated = try client.request(.update, #"{"link":\#(link),"range":{"minimum":30,"maximum":60,"preferred":30}}"#, id: 2)
         #expect(
-            try client.request(.update, #"{"link":\#(link),"range":{"minimum":30,"maximum":60,"preferred":30}}"#, id: 2)
-                == #"{"jsonrpc":"2.0","id":2,"result":{"link":1,"refreshRate":30.0,"callbackRate":30.0}}"#
+            updated
+                == #"{"jsonrpc":"2.0","id":2,"result":{"link":1,"refreshRate":30.0,"callbackRate":30.0,"decision":{"rate":30.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":{"rate":30.0,"at":1000.266666666},"reason":"30 Hz is the lowest rate that serves every link exactly; link 1 (30, 60, 30) holds it there"},"limitedBy":null,"wanted":null,"got":null}}"#
         )
         let paused = try client.result(.update, #"{"link":\#(link),"paused":true}"#)
-        #expect(paused.objectValue?.keys == ["link", "refreshRate", "callbackRate"])
+        #expect(paused.objectValue?.keys == ["link", "refreshRate", "callbackRate", "decision", "limitedBy", "wanted", "got"])
         let state = try client.result(.getState)
         #expect(state["displays"]?[0]?["links"]?[0]?["paused"] == true)
         #expect(state["displays"]?[0]?["links"]?[0]?["range"]?["preferred"] == 30.0)
@@ -87,7 +90,7 @@ import Testing
         let reply = try client.request(.getState)
         let result = try #require(try message(reply).result)
         let display = try #require(result["displays"]?[0])
-        #expect(display.objectValue?.keys == ["id", "profile", "supportedRates", "refreshRate", "reason", "caps", "links"])
+        #expect(display.objectValue?.keys == ["id", "profile", "supportedRates", "refreshRate", "reason", "caps", "links", "decision"])
         #expect(display["id"] == 0)
         #expect(display["profile"] == "promotion-phone")
         #expect(display["supportedRates"] == [120.0, 80.0, 60.0, 48.0, 40.0, 30.0, 24.0, 20.0, 16.0, 15.0, 12.0, 10.0])
@@ -101,6 +104,8 @@ import Testing
                     "link": 1, "range": ["minimum": 30.0, "maximum": 60.0, "preferred": 60.0], "paused": false,
                     "callbackRate": 60.0, "label": "video", "highFrameRate": false, "pid": 202,
                     "uid": .number(JSONNumber(Int(Peers.user.uid))), "command": "app",
+                    "since": .number(JSONNumber(text: WireTime.format(nanoseconds: server.clock.now.nanoseconds))!),
+                    "limitedBy": nil, "wanted": nil, "got": nil,
                 ]
         )
         // The typed parser the client uses reads it back.

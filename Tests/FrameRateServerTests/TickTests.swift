@@ -187,11 +187,15 @@ import Testing
         let client = try server.connect()
         _ = try client.register(80, 120, 120, extra: #","highFrameRate":true"#)
         _ = try watcher.lines()
-        try server.runNextVsync()
+        let vsync = try server.runNextVsync()
+        let events = try watcher.lines()
+        let reason = "120 Hz is the lowest rate that serves every link exactly; link 1 (80, 120, 120) holds it there"
         #expect(
-            try watcher.lines()
+            events
                 == [
-                    #"{"jsonrpc":"2.0","method":"framerate.v1.Compositor/Event","params":{"watch":1,"kind":"refreshRateChanged","display":0,"from":60.0,"to":120.0,"reason":"120 Hz is the lowest rate that serves every link exactly; link 1 (80, 120, 120) holds it there"}}"#
+                    #"{"jsonrpc":"2.0","method":"framerate.v1.Compositor/Event","params":{"watch":1,"kind":"refreshRateChanged","display":0,"from":60.0,"to":120.0,"reason":"\#(reason)","#
+                        + #""decision":{"rate":120.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":null,"reason":"\#(reason)"},"#
+                        + #""at":\#(WireTime.format(nanoseconds: vsync.nanoseconds))}}"#
                 ]
         )
         let tick = try #require(try Self.ticks(client.lines()).first)

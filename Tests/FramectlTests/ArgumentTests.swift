@@ -154,6 +154,17 @@ struct CommandParsingTests {
         #expect(throws: (any Error).self) { try RegisterCommand.parse(["--min", "80", "--max", "120", "--count", "0"]) }
     }
 
+    @Test("register: the high-frame-rate entitlement is declared by default; --no-high-frame-rate drops it, the last flag wins")
+    func registerEntitlement() throws {
+        #expect(try RegisterCommand.parse(["--min", "80", "--max", "120"]).highFrameRate)
+        #expect(try RegisterCommand.parse(["--min", "80", "--max", "120", "--high-frame-rate"]).highFrameRate)
+        #expect(try !RegisterCommand.parse(["--min", "80", "--max", "120", "--no-high-frame-rate"]).highFrameRate)
+        #expect(try RegisterCommand.parse(["--min", "80", "--max", "120", "--no-high-frame-rate", "--high-frame-rate"]).highFrameRate)
+        let help = RegisterCommand.helpMessage(columns: 200)
+        #expect(help.contains("--high-frame-rate/--no-high-frame-rate"), "\(help)")
+        #expect(help.contains("declares the high-frame-rate entitlement by default"), "\(help)")
+    }
+
     @Test("call: params are checked while parsing")
     func callValidation() throws {
         #expect(try CallCommand.parse(["framerate.v1.Compositor/GetState", "{}"]).params == "{}")

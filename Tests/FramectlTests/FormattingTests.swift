@@ -71,8 +71,10 @@ struct TickFormattingTests {
                 == "link 1 on display 2: refresh 23.976 Hz, callback 23.976 Hz"
         )
         #expect(
-            TickText.registrationJSON(link: LinkID(rawValue: 3), display: DisplayID(rawValue: 0), refreshRate: 120, callbackRate: 60)
-                == #"{"link":3,"display":0,"refreshRate":120.0,"callbackRate":60.0}"#
+            TickText.registrationJSON(
+                link: LinkID(rawValue: 3), display: DisplayID(rawValue: 0), refreshRate: 120, callbackRate: 60, decision: nil, limit: nil
+            )
+                == #"{"link":3,"refreshRate":120.0,"callbackRate":60.0,"decision":null,"limitedBy":null,"wanted":null,"got":null,"display":0}"#
         )
     }
 

@@ -13,6 +13,18 @@ private func cells(_ row: String) -> [String] {
     row.trimmingCharacters(in: .whitespaces).components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }
 
+/// The text of a `framectl status` field (`reason`, `caps`, …), its wrapped lines joined.
+func statusField(_ label: String, in lines: [String]) -> String? {
+    let prefix = "  \(label):".padding(toLength: 11, withPad: " ", startingAt: 0)
+    guard let start = lines.firstIndex(where: { $0.hasPrefix(prefix) }) else { return nil }
+    var text = String(lines[start].dropFirst(prefix.count))
+    for line in lines[(start + 1)...] {
+        guard line.hasPrefix(String(repeating: " ", count: 11)) else { break }
+        text += " " + line.dropFirst(11)
+    }
+    return text
+}
+
 /// `framectl` as a separate process against a real daemon.
 /// Serialized: the machine has two cores and some of these tests count ticks.
 @Suite("framectl against a real daemon", .serialized)
@@ -89,14 +101,21 @@ struct FramectlCommandTests {
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.first == "display 0: 120 Hz")
         #expect(text.stdout.contains("  profile: promotion-phone (120, 80, 60, 48, 40, 30, 24, 20, 16, 15, 12, 10 Hz)"))
-        let reason = try #require(text.stdout.first { $0.hasPrefix("  reason:  ") })
+        let reason = try #require(statusField("reason", in: text.stdout))
         #expect(reason.contains("120 Hz is the lowest rate that serves every link exactly; link 1 'scroller' (80, 120, 120) holds it there"))
-        #expect(text.stdout.contains("  caps:    low power off, limit frame rate off, thermal nominal (no cap)"))
+        #expect(statusField("caps", in: text.stdout) == "low power off, limit frame rate off, thermal nominal (no cap)")
         let header = try #require(text.stdout.firstIndex { $0.hasPrefix("    LINK  ") })
         #expect(text.stdout[header - 1] == "  links:")
-        #expect(cells(text.stdout[header]) == ["LINK", "RANGE (MIN, MAX, PREF) HZ", "PAUSED", "CALLBACK", "LABEL", "PID", "UID", "COMMAND"])
-        let row = try #require(text.stdout.dropFirst(header + 1).first)
-        #expect(cells(row) == ["1", "(80, 120, 120) hfr", "no", "120 Hz", "scroller", pid, "0", "python3"])
+        #expect(cells(text.stdout[header]) == ["LINK", "RANGE HZ", "CALLBACK", "LABEL", "PID", "UID", "AGE", "COMMAND"])
+        let row = cells(try #require(text.stdout.dropFirst(header + 1).first))
+        #expect(row.count == 8 && Array(row[0..<6]) == ["1", "(80, 120, 120) hfr", "120 Hz", "scroller", pid, "0"] && row[7] == "python3", "\(row)")
+        #expect(row[6].wholeMatch(of: /\d+s/) != nil, "the link's age: \(row)")
+        // The decision: the rule with its ladder step, the holder with its pid and command.
+        #expect(text.stdout.contains("  rule:    exact (step 2: the lowest rate that serves every link exactly)"))
+        #expect(text.stdout.contains("  held by: link 1 (pid \(pid), python3)"))
+        #expect(text.stdout.contains("  cap:     none"))
+        #expect(text.stdout.contains("  limited: no link"))
+        #expect(text.stdout.allSatisfy { $0.count <= 80 }, "80 columns")
 
         let json = try await daemon.framectl(["status", "--json"])
         #expect(json.status == 0, "\(json.stderr)")
@@ -105,7 +124,10 @@ struct FramectlCommandTests {
         let display = try #require(state.displays.first)
         #expect(display.refreshRate == 120)
         #expect(display.reason.contains("link 1 'scroller' (80, 120, 120) holds it there"))
+        #expect(display.decision?.rule == .exact && display.decision?.deciders == [LinkID(rawValue: 1)])
+        #expect(try JSONValue(parsing: try #require(json.stdout.first))["displays"]?[0]?["decision"]?["rule"] == "exact", "printed as is")
         let link = try #require(display.links.first)
+        #expect(link.since != nil)
         #expect(link.range == (try FrameRateRange(minimum: 80, maximum: 120, preferred: 120)))
         #expect(link.label == "scroller")
         #expect(link.highFrameRate)
@@ -133,9 +155,9 @@ struct FramectlCommandTests {
         let status = try await daemon.framectl(["status"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.first == "display 0: 60 Hz")
-        let reason = try #require(status.stdout.first { $0.hasPrefix("  reason:  ") })
+        let reason = try #require(statusField("reason", in: status.stdout))
         #expect(reason.contains("Low Power Mode caps the display at 60 Hz"), "\(reason)")
-        #expect(status.stdout.contains("  caps:    low power on, limit frame rate off, thermal nominal (at most 60 Hz: Low Power Mode)"))
+        #expect(statusField("caps", in: status.stdout) == "low power on, limit frame rate off, thermal nominal (at most 60 Hz: Low Power Mode)")
     }
 
     @Test("an unprivileged user: caps changes are refused naming the admin group; registering works", .enabled(if: canRunAsNobody))

@@ -65,9 +65,16 @@ public struct LinkState: Hashable, Sendable {
     public var highFrameRate: Bool
     /// Who holds it.
     public var peer: PeerIdentity
+    /// When it was registered, seconds on `CLOCK_MONOTONIC` (`nil` from a daemon older
+    /// than the field), so old holders can be told from new ones.
+    public var since: Double?
+    /// How the entitlement or a cap limits it (paused or not), or `nil` when it may have
+    /// what it asked for. On the wire: `limitedBy`, `wanted` and `got`, `null` when not limited.
+    public var limit: LinkLimit?
 
-    /// Builds a link state from the model's snapshot and the owner's identity.
-    public init(_ snapshot: LinkSnapshot, peer: PeerIdentity) {
+    /// Builds a link state from the model's snapshot and the owner's identity; `start` is
+    /// the compositor's start (``Compositor/start``), which `since` is measured from.
+    public init(_ snapshot: LinkSnapshot, peer: PeerIdentity, start: MonotonicClock.Instant) {
         self.link = snapshot.link
         self.range = snapshot.configuration.range
         self.paused = snapshot.configuration.isPaused
@@ -75,6 +82,8 @@ public struct LinkState: Hashable, Sendable {
         self.label = snapshot.configuration.label
         self.highFrameRate = snapshot.configuration.hasHighFrameRateEntitlement
         self.peer = peer
+        self.since = start.advanced(by: snapshot.since).seconds
+        self.limit = snapshot.limit
     }
 
     /// Parses a link from the daemon.
@@ -92,16 +101,20 @@ public struct LinkState: Hashable, Sendable {
             uid: UInt32(try reader.integer("uid", minimum: 0) ?? 0),
             command: try reader.string("command", maximumLength: 4096)
         )
+        self.since = try reader.number("since")
+        self.limit = try readLinkLimit(reader, link: link)
     }
 
     /// The link object.
     public var jsonValue: JSONValue {
-        [
+        var object: JSONObject = [
             "link": JSONValue(link.rawValue), "range": range.jsonValue, "paused": .bool(paused),
             "callbackRate": JSONValue(callbackRate), "label": JSONValue(label), "highFrameRate": .bool(highFrameRate),
             "pid": .number(JSONNumber(Int(peer.pid))), "uid": .number(JSONNumber(Int(peer.uid))),
-            "command": JSONValue(peer.command),
+            "command": JSONValue(peer.command), "since": since.map { JSONValue.wireTime(seconds: $0) } ?? .null,
         ]
+        writeLinkLimit(limit, into: &object)
+        return .object(object)
     }
 }
 
@@ -121,16 +134,21 @@ public struct DisplayState: Hashable, Sendable {
     public var caps: DisplayCaps
     /// Its links, in registration order.
     public var links: [LinkState]
+    /// The latest arbitration, with the pending change if it is not in force yet
+    /// (`nil` only from a daemon older than the `decision` object).
+    public var decision: DecisionState?
 
-    /// Builds a display state from the model's snapshot; `peer` names each link's holder.
-    public init(_ snapshot: DisplaySnapshot, peer: (OwnerID) -> PeerIdentity) {
+    /// Builds a display state from the model's snapshot; `peer` names each link's holder,
+    /// `start` is the compositor's start (``Compositor/start``), which times are measured from.
+    public init(_ snapshot: DisplaySnapshot, start: MonotonicClock.Instant, peer: (OwnerID) -> PeerIdentity) {
         self.id = snapshot.id
         self.profile = snapshot.profile.name
         self.supportedRates = snapshot.profile.supportedRates
         self.refreshRate = snapshot.refreshRate
         self.reason = snapshot.reason
         self.caps = snapshot.caps
-        self.links = snapshot.links.map { LinkState($0, peer: peer($0.owner)) }
+        self.links = snapshot.links.map { LinkState($0, peer: peer($0.owner), start: start) }
+        self.decision = DecisionState(snapshot.decision, start: start)
     }
 
     /// Parses a display from the daemon.
@@ -145,6 +163,11 @@ public struct DisplayState: Hashable, Sendable {
         var links: [LinkState] = []
         for link in try reader.array("links") ?? [] { links.append(try LinkState(json: link)) }
         self.links = links
+        if let decision = json["decision"], !decision.isNull {
+            self.decision = try DecisionState(json: decision, path: reader.fieldPath("decision"))
+        } else {
+            self.decision = nil
+        }
     }
 
     /// The display object.
@@ -153,6 +176,7 @@ public struct DisplayState: Hashable, Sendable {
             "id": .number(JSONNumber(id.rawValue)), "profile": .string(profile),
             "supportedRates": .array(supportedRates.map { JSONValue($0) }), "refreshRate": JSONValue(refreshRate),
             "reason": .string(reason), "caps": caps.jsonValue, "links": .array(links.map(\.jsonValue)),
+            "decision": decision?.jsonValue ?? .null,
         ]
     }
 }
@@ -263,8 +287,13 @@ public struct SetCapsResult: Hashable, Sendable {
 
 /// A compositor event sent to watchers in `framerate.v1.Compositor/Event`.
 public enum CompositorEvent: Hashable, Sendable {
-    /// A display's refresh rate changed.
-    case refreshRateChanged(display: DisplayID, from: Double, to: Double, reason: String)
+    /// A display's refresh rate changed: from and to in Hz, the decision that took effect
+    /// (without `pending`; `nil` from a daemon older than the `decision` object) and when
+    /// the daemon reported it, seconds on `CLOCK_MONOTONIC` (within a moment of the vsync
+    /// the change took effect at; `nil` from an older daemon).
+    case refreshRateChanged(
+        display: DisplayID, from: Double, to: Double, reason: String, decision: DecisionState? = nil, at: Double? = nil
+    )
     /// A link was registered.
     case linkAdded(display: DisplayID, link: LinkState)
     /// A link ended: invalidated, its connection closed, or the daemon closed it.
@@ -289,11 +318,13 @@ public enum CompositorEvent: Hashable, Sendable {
     public func params(watch: UInt64) -> JSONValue {
         var object: JSONObject = ["watch": JSONValue(watch), "kind": .string(kind)]
         switch self {
-        case .refreshRateChanged(let display, let from, let to, let reason):
+        case .refreshRateChanged(let display, let from, let to, let reason, let decision, let at):
             object["display"] = .number(JSONNumber(display.rawValue))
             object["from"] = JSONValue(from)
             object["to"] = JSONValue(to)
             object["reason"] = .string(reason)
+            if let decision { object["decision"] = decision.jsonValue }
+            if let at { object["at"] = .wireTime(seconds: at) }
         case .linkAdded(let display, let link), .linkUpdated(let display, let link):
             object["display"] = .number(JSONNumber(display.rawValue))
             object["link"] = link.jsonValue
@@ -330,9 +361,11 @@ public enum CompositorEvent: Hashable, Sendable {
         let display = DisplayID(rawValue: Int(try reader.requiredInteger("display")))
         switch kind {
         case "refreshRateChanged":
+            var decision: DecisionState?
+            if let json = params?["decision"], !json.isNull { decision = try DecisionState(json: json) }
             self = .refreshRateChanged(
                 display: display, from: try reader.requiredNumber("from"), to: try reader.requiredNumber("to"),
-                reason: try reader.string("reason", maximumLength: 1 << 16) ?? ""
+                reason: try reader.string("reason", maximumLength: 1 << 16) ?? "", decision: decision, at: try reader.number("at")
             )
         case "linkAdded", "linkUpdated":
             guard let json = params?["link"], !json.isNull else {

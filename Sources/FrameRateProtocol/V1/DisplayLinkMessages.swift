@@ -84,13 +84,40 @@ public struct LinkStatusResult: Hashable, Sendable {
     public var refreshRate: Double
     /// The link's callback rate at that refresh rate, in Hz.
     public var callbackRate: Double
+    /// The display's decision, with the pending change if it is not in force yet
+    /// (`nil` only from a daemon older than the `decision` object).
+    public var decision: DecisionState?
+    /// How the entitlement or a cap limits this link, or `nil` when it may have what it
+    /// asked for. On the wire: `limitedBy`, `wanted` and `got`, `null` when not limited.
+    public var limit: LinkLimit?
 
-    /// Builds a result from the model's status.
-    public init(_ status: LinkStatus, includeDisplay: Bool) {
+    /// What limits this link (the wire's `limitedBy`): the entitlement, a cap, or `nil`.
+    public var limitedBy: LimitReason? { limit?.by }
+    /// What this link asked for when it is limited (the wire's `wanted`: its preferred
+    /// rate, or its maximum without one), in Hz; `nil` when it is not limited.
+    public var wanted: Double? { limit?.wanted }
+
+    /// Builds a result from the model's status; `start` is the compositor's start
+    /// (``Compositor/start``), which the decision's pending time is measured from.
+    public init(_ status: LinkStatus, includeDisplay: Bool, start: MonotonicClock.Instant) {
         self.link = status.link
         self.display = includeDisplay ? status.display : nil
         self.refreshRate = status.refreshRate
         self.callbackRate = status.callbackRate
+        self.decision = DecisionState(status.decision, start: start)
+        self.limit = status.limit
+    }
+
+    /// Builds a result from its fields.
+    public init(
+        link: LinkID, display: DisplayID?, refreshRate: Double, callbackRate: Double, decision: DecisionState?, limit: LinkLimit?
+    ) {
+        self.link = link
+        self.display = display
+        self.refreshRate = refreshRate
+        self.callbackRate = callbackRate
+        self.decision = decision
+        self.limit = limit
     }
 
     /// Parses a result from the daemon.
@@ -100,13 +127,22 @@ public struct LinkStatusResult: Hashable, Sendable {
         self.display = try reader.integer("display").map { DisplayID(rawValue: Int($0)) }
         self.refreshRate = try reader.requiredNumber("refreshRate")
         self.callbackRate = try reader.requiredNumber("callbackRate")
+        if let decision = json["decision"], !decision.isNull {
+            self.decision = try DecisionState(json: decision, path: reader.fieldPath("decision"))
+        } else {
+            self.decision = nil
+        }
+        self.limit = try readLinkLimit(reader, link: link)
     }
 
-    /// The result object.
+    /// The result object: `decision`, `limitedBy`, `wanted` and `got` are always present
+    /// (`null` when there is nothing to say).
     public var jsonValue: JSONValue {
         var object: JSONObject = [
             "link": JSONValue(link.rawValue), "refreshRate": JSONValue(refreshRate), "callbackRate": JSONValue(callbackRate),
+            "decision": decision?.jsonValue ?? .null,
         ]
+        writeLinkLimit(limit, into: &object)
         if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
         return .object(object)
     }

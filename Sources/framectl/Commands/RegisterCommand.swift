@@ -14,12 +14,20 @@ struct RegisterCommand: AsyncParsableCommand {
             timestamp and target (seconds on CLOCK_MONOTONIC), working time left until the target \
             (ms), the measured rate (1 / time since the previous tick) and ticks skipped. \
             Ctrl-C (or --count) invalidates the link and exits 0. The range is checked before \
-            the daemon is contacted. If the daemon restarts, framectl reconnects (backing off \
+            the daemon is contacted.
+
+            Like an app that carries the high-frame-rate key, framectl declares the \
+            high-frame-rate entitlement by default, so --min 80 --max 120 gets 80-120 Hz; \
+            --no-high-frame-rate registers without it, to see the 60 Hz gate. Whenever the link \
+            gets less than it asked for, one line on stderr says why (e.g. "limited to 60 Hz by \
+            Low Power Mode"), and again whenever that changes while it runs; stdout stays the \
+            tick stream. If the daemon restarts, framectl reconnects (backing off \
             from 10 ms to 1 s) and registers the link again; the ticks go on under the same \
             link id, the outage showing as one tick with skipped > 0.
 
             Examples:
               framectl register --min 80 --max 120 --preferred 120
+              framectl register --min 80 --max 120 --no-high-frame-rate
               framectl register --min 30 --max 60 --label video --count 10 --json
             """
     )
@@ -38,8 +46,11 @@ struct RegisterCommand: AsyncParsableCommand {
     @Option(help: "A label shown by `framectl status`.")
     var label: String?
 
-    @Flag(help: "Declare the high-frame-rate entitlement (rates above 60 Hz).")
-    var highFrameRate = false
+    @Flag(
+        inversion: .prefixedNo, exclusivity: .chooseLast,
+        help: "Declare the high-frame-rate entitlement (rates above 60 Hz); on by default."
+    )
+    var highFrameRate = true
 
     @Flag(help: "Register paused: no ticks until resumed.")
     var paused = false
@@ -50,7 +61,9 @@ struct RegisterCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this many ticks.", valueName: "n"))
     var count: Int?
 
-    @Flag(help: "Print one compact JSON object per line: the registration, then each tick's params plus workingTime (s).")
+    @Flag(
+        help: "Print one compact JSON object per line: the registration (with its decision), then each tick's params plus workingTime (s)."
+    )
     var json = false
 
     func validate() throws {
@@ -76,21 +89,45 @@ struct RegisterCommand: AsyncParsableCommand {
         )
         let registration =
             json
-            ? TickText.registrationJSON(link: link.id, display: link.display, refreshRate: link.refreshRate, callbackRate: link.callbackRate)
+            ? TickText.registrationJSON(
+                link: link.id, display: link.display, refreshRate: link.refreshRate, callbackRate: link.callbackRate,
+                decision: link.decision, limit: link.limit
+            )
             : TickText.registration(link: link.id, display: link.display, refreshRate: link.refreshRate, callbackRate: link.callbackRate)
         Console.out(registration)
+        var tracker = LimitTracker()
+        if let line = tracker.update(limit: link.limit, cap: link.decision?.cap) { Console.error(line) }
+        // A watch on the same connection tells when the limit may have changed; without one
+        // (the daemon refused it) the registration's line is all there is.
+        let watch = try? await connection.watch()
+        let follower = LimitFollower(link: link, tracker: tracker)
 
         let limit = try ArgumentRules.count(count)
         let printer = TickPrinter(json: json)
         let outcome = await Interruptible.run { () async -> LoopEnd in
-            var printer = printer
-            var printed = 0
-            for await tick in link.ticks {
-                Console.out(printer.line(for: tick, now: MonotonicClock.now.seconds))
-                printed += 1
-                if let limit, printed >= limit { return .countReached }
+            await withTaskGroup(of: LoopEnd?.self) { group in
+                group.addTask {
+                    var printer = printer
+                    var printed = 0
+                    for await tick in link.ticks {
+                        Console.out(printer.line(for: tick, now: MonotonicClock.now.seconds))
+                        printed += 1
+                        if let limit, printed >= limit { return .countReached }
+                    }
+                    return .streamEnded
+                }
+                if let watch {
+                    group.addTask {
+                        await follower.follow(watch)
+                        return nil
+                    }
+                }
+                // The tick loop's end ends the command; the follower only ends with the watch.
+                var end: LoopEnd?
+                while end == nil, let next = await group.next() { end = next }
+                group.cancelAll()
+                return end ?? .streamEnded
             }
-            return .streamEnded
         }
 
         switch outcome {

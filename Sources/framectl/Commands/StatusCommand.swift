@@ -9,13 +9,19 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show each display's refresh rate, why, its caps, and every link.",
         discussion: """
             For each display: the refresh rate in force (Hz), its profile and supported rates, \
-            the reason arbitration gives, the power and thermal caps, and a table of links with \
-            their range (Hz), paused flag, callback rate, label and the pid, uid and command of \
-            the process holding them.
+            the reason arbitration gives, then its decision: the rule (the step of the \
+            arbitration ladder that chose the rate), the links that hold the display there \
+            (with the pid and command of their process), the cap in force, every link that \
+            gets less than it asked for and why, and a change already decided but not yet in \
+            force. Then the power and thermal caps, and a table of links with their range (Hz; \
+            hfr: the link declared the high-frame-rate entitlement), callback rate (or \
+            paused), label, the pid, uid and command of the process holding them, and how long \
+            ago they were registered. --json prints the GetState result as is: each display's \
+            `decision` object and each link's `since` (CLOCK_MONOTONIC seconds).
 
             Examples:
               framectl status
-              framectl status --json | jq '.displays[0].refreshRate'
+              framectl status --json | jq '.displays[0].decision'
             """
     )
 
@@ -38,6 +44,6 @@ struct StatusCommand: AsyncParsableCommand {
         } catch {
             throw FrameRateClientError.protocolViolation("an unreadable GetState result: \(error.message)")
         }
-        for line in StatusText.lines(for: state) { Console.out(line) }
+        for line in StatusText.lines(for: state, now: MonotonicClock.now.seconds) { Console.out(line) }
     }
 }

@@ -9,8 +9,12 @@ struct WatchCommand: AsyncParsableCommand {
         abstract: "Print compositor events (rate changes, links, caps) until Ctrl-C.",
         discussion: """
             Starts a watch, prints each display's state, then one line per event: a display's \
-            refresh rate changed (and why), a link was added, updated or removed, or caps changed. \
-            Ctrl-C ends the watch and exits 0.
+            refresh rate changed, a link was added, updated or removed, or caps changed. A rate \
+            change starts with when it happened (seconds on CLOCK_MONOTONIC) and gives its \
+            decision: the rule (the step of the arbitration ladder that chose the rate), the \
+            links that hold the display there, the cap in force, how many links are limited, \
+            and the reason. With --json, each event's params are printed as is: a rate change \
+            carries `decision` and `at`. Ctrl-C ends the watch and exits 0.
 
             Examples:
               framectl watch
@@ -34,7 +38,7 @@ struct WatchCommand: AsyncParsableCommand {
         let json = self.json
         let outcome = await Interruptible.run {
             for await event in watch.events {
-                Console.out(json ? event.params.jsonString : EventText.line(for: event))
+                Console.out(json ? event.params.jsonString : EventText.line(for: event, receivedAt: MonotonicClock.now.seconds))
             }
         }
         switch outcome {

@@ -14,11 +14,15 @@ enum EventText {
             }
     }
 
-    /// One event as a line; kinds this client does not know are shown as raw JSON.
-    static func line(for event: CompositorWatchEvent) -> String {
+    /// One event as a line; kinds this client does not know are shown as raw JSON. A rate
+    /// change starts with when it happened (seconds on `CLOCK_MONOTONIC`, the daemon's `at`,
+    /// else `receivedAt`) and carries its decision's summary.
+    static func line(for event: CompositorWatchEvent, receivedAt: Double) -> String {
         switch event.event {
-        case .refreshRateChanged(let display, let from, let to, let reason)?:
-            return "display \(display.rawValue): refresh \(FrameRateMath.format(from)) Hz -> \(FrameRateMath.format(to)) Hz"
+        case .refreshRateChanged(let display, let from, let to, let reason, let decision, let at)?:
+            return "\(Fixed.format(at ?? receivedAt, decimals: 6)) display \(display.rawValue): refresh "
+                + "\(FrameRateMath.format(from)) Hz -> \(FrameRateMath.format(to)) Hz"
+                + (decision.map { "; " + DecisionText.summary($0) } ?? "")
                 + (reason.isEmpty ? "" : " (\(reason))")
         case .linkAdded(let display, let link)?:
             return "display \(display.rawValue): link \(link.link.rawValue) added: \(describe(link))"

@@ -3,45 +3,63 @@ import FrameRateProtocol
 
 /// What `framectl status` prints.
 enum StatusText {
-    /// For each display: rate, profile, reason, caps, and a table of its links.
-    static func lines(for state: CompositorState) -> [String] {
+    /// For each display: rate, profile, reason, the decision, caps, and a table of its links.
+    /// - Parameter now: seconds on `CLOCK_MONOTONIC`, for the links' ages and a pending change.
+    static func lines(for state: CompositorState, now: Double) -> [String] {
         guard !state.displays.isEmpty else { return ["no displays"] }
         var lines: [String] = []
         for (index, display) in state.displays.enumerated() {
             if index > 0 { lines.append("") }
-            lines.append(contentsOf: self.lines(for: display))
+            lines.append(contentsOf: self.lines(for: display, now: now))
         }
         return lines
     }
 
-    /// One display's block.
-    static func lines(for display: DisplayState) -> [String] {
+    /// One display's block, at most 80 columns wide where the words allow.
+    static func lines(for display: DisplayState, now: Double) -> [String] {
         let rates = display.supportedRates.map(FrameRateMath.format).joined(separator: ", ")
-        var lines = [
-            "display \(display.id.rawValue): \(FrameRateMath.format(display.refreshRate)) Hz",
-            "  profile: \(display.profile.isEmpty ? "-" : display.profile)\(rates.isEmpty ? "" : " (\(rates) Hz)")",
-            "  reason:  \(display.reason.isEmpty ? "-" : display.reason)",
-            "  caps:    \(CapsText.describe(display.caps))",
-        ]
+        var lines = ["display \(display.id.rawValue): \(FrameRateMath.format(display.refreshRate)) Hz"]
+        lines += Wrap.lines(
+            "profile: ", "\(display.profile.isEmpty ? "-" : display.profile)\(rates.isEmpty ? "" : " (\(rates) Hz)")",
+            indent: "  ", width: 80
+        )
+        lines += Wrap.lines("reason:  ", display.reason.isEmpty ? "-" : display.reason, indent: "  ", width: 80)
+        if let decision = display.decision {
+            lines += DecisionText.lines(for: decision, links: display.links, now: now)
+        }
+        lines += Wrap.lines("caps:    ", CapsText.describe(display.caps), indent: "  ", width: 80)
         guard !display.links.isEmpty else {
             lines.append("  links:   none")
             return lines
         }
-        var table = TextTable(header: ["LINK", "RANGE (MIN, MAX, PREF) HZ", "PAUSED", "CALLBACK", "LABEL", "PID", "UID", "COMMAND"])
+        var table = TextTable(header: ["LINK", "RANGE HZ", "CALLBACK", "LABEL", "PID", "UID", "AGE", "COMMAND"])
         for link in display.links {
             table.rows.append([
                 String(link.link.rawValue),
                 link.range.description + (link.highFrameRate ? " hfr" : ""),
-                link.paused ? "yes" : "no",
-                "\(FrameRateMath.format(link.callbackRate)) Hz",
+                link.paused ? "paused" : "\(FrameRateMath.format(link.callbackRate)) Hz",
                 link.label ?? "-",
                 String(link.peer.pid),
                 String(link.peer.uid),
+                link.since.map { age(now - $0) } ?? "-",
                 link.peer.command ?? "-",
             ])
         }
         lines.append("  links:")
         lines.append(contentsOf: table.lines(indent: "    "))
         return lines
+    }
+
+    /// How long ago, compactly: `42s`, `5m12s`, `3h04m`, `2d05h`.
+    static func age(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "-" }
+        let whole = seconds < 0 ? 0 : seconds >= 1e12 ? Int64(1e12) : Int64(seconds)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : String(value) }
+        switch whole {
+        case ..<60: return "\(whole)s"
+        case ..<3600: return "\(whole / 60)m\(two(whole % 60))s"
+        case ..<86400: return "\(whole / 3600)h\(two(whole % 3600 / 60))m"
+        default: return "\(whole / 86400)d\(two(whole % 86400 / 3600))h"
+        }
     }
 }

@@ -10,12 +10,14 @@ enum TickText {
             + "callback \(FrameRateMath.format(callbackRate)) Hz"
     }
 
-    /// `{"link":3,"display":0,"refreshRate":120.0,"callbackRate":120.0}`.
-    static func registrationJSON(link: LinkID, display: DisplayID, refreshRate: Double, callbackRate: Double) -> String {
-        JSONValue.object([
-            "link": JSONValue(link.rawValue), "display": .number(JSONNumber(display.rawValue)),
-            "refreshRate": JSONValue(refreshRate), "callbackRate": JSONValue(callbackRate),
-        ]).jsonString
+    /// `{"link":3,"display":0,"refreshRate":120.0,"callbackRate":120.0,"decision":{…},"limitedBy":null,…}`:
+    /// the Register result's fields, with the application's link id.
+    static func registrationJSON(
+        link: LinkID, display: DisplayID, refreshRate: Double, callbackRate: Double, decision: DecisionState?, limit: LinkLimit?
+    ) -> String {
+        LinkStatusResult(
+            link: link, display: display, refreshRate: refreshRate, callbackRate: callbackRate, decision: decision, limit: limit
+        ).jsonValue.jsonString
     }
 
     /// One tick for people:
