@@ -16,7 +16,7 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd
 
-.PHONY: deps build run test test-swift test-clients test-realtime install uninstall clean
+.PHONY: deps build run test test-swift test-clients test-realtime sanitize install uninstall clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -41,7 +41,7 @@ run: deps
 	exec "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/framerated" $(ARGS)
 
 ## test: every test suite.
-test: build test-swift test-clients test-realtime
+test: build test-swift test-clients test-realtime sanitize
 
 # Unit tests run in parallel; the integration tests measure tick rates on a 2-core
 # machine, so they run one at a time, and the systemd end-to-end test runs alone, with
@@ -75,6 +75,12 @@ test-realtime: deps
 	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet pytest; \
 	echo "pytest Tests/Realtime (FRAMERATED_BIN_DIR=$$bin)"; \
 	FRAMERATED_BIN_DIR="$$bin" python3 -m pytest -q -p no:cacheprovider Tests/Realtime
+
+## sanitize: the unit tests under AddressSanitizer and ThreadSanitizer, each in its own build
+## directory (.build-asan, .build-tsan) so the ordinary build is not rebuilt.
+sanitize: deps
+	$(SWIFT) test --sanitize=address --scratch-path .build-asan --skip IntegrationTests
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --skip IntegrationTests
 
 ## install: release build; binaries, units, sysusers.d and docs under $(DESTDIR)$(PREFIX).
 ## Without DESTDIR it also creates the users and reloads systemd; it never enables anything.
