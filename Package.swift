@@ -159,6 +159,7 @@ let package = Package(
         .testTarget(
             name: "FrameRateServerTests",
             dependencies: [
+                "FrameRateTesting",
                 "FrameRateServer", "FrameRateProtocol", "FrameRateModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
