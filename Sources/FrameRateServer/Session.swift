@@ -53,6 +53,8 @@ final class Session {
     var watches: Set<UInt64> = []
     /// Fires when the connection has stayed unwritable too long.
     var unwritableDeadline: Scheduled<Void>?
+    /// How many of this connection's rejected requests still get a log line (``RejectionLogLimiter``).
+    var rejectionLog = SessionRejectionLog()
 
     init(owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, descriptor: Int32? = nil) {
         self.owner = owner
