@@ -1,7 +1,9 @@
 import FrameRateModel
 import FrameRateProtocol
+import Logging
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 @testable import FrameRateServer
@@ -128,5 +130,46 @@ import Testing
         let client = try ServerHarness().connect()
         let error = try client.error(.setCaps, #"{"thermalState":"\u00a0hot"}"#)
         #expect(error.message.hasSuffix(#"got "<U+00A0 NO-BREAK SPACE>hot""#), "\(error.message)")
+    }
+}
+
+/// A log handler keeping every message, for tests that check what the daemon logs.
+final class CapturingLogHandler: LogHandler, Sendable {
+    private let lines = Mutex<[String]>([])
+    var messages: [String] { lines.withLock { $0 } }
+
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}  // the core logs with explicit metadata only
+    }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    func log(event: LogEvent) {
+        let message = event.message.description
+        lines.withLock { $0.append(message) }
+    }
+}
+
+@Suite struct RejectionLoggingTests {
+    @Test func aFloodOfBadRequestsLogsTenLinesPerConnection() throws {
+        let log = CapturingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        let flooder = try server.connect(Peers.user)
+        // 25 rejections in well under the 10 s window.
+        for id in 1...25 { _ = try flooder.call(requestLine("framerate.v1.Nope/\(id)", nil, id: id)) }
+        #expect(log.messages.filter { $0.hasPrefix("request rejected:") }.count == 10)
+        // Another connection has its own allowance.
+        let other = try server.connect()
+        _ = try other.error(.register, #"{"range":{"minimum":1e-300,"maximum":1e-300}}"#)
+        let rejections = log.messages.filter { $0.hasPrefix("request rejected:") }
+        #expect(rejections.count == 11)
+        #expect(rejections.last?.hasSuffix("got 1e-300") == true)
     }
 }

@@ -42,10 +42,11 @@ final class ServerHarness {
     init(
         limits: ServerConfiguration.Limits = .init(),
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
-        startTimers: Bool = false
+        startTimers: Bool = false,
+        logHandler: (any LogHandler)? = nil
     ) {
         let configuration = ServerConfiguration(listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits)
-        let logger = Logger(label: "framerated-test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let logger = Logger(label: "framerated-test", factory: { _ in logHandler ?? SwiftLogNoOpLogHandler() })
         core = CompositorCore(configuration: configuration, eventLoop: loop, logger: logger)
         core.adminGroupID = testAdminGroupID
         lineLength = limits.lineLength
