@@ -22,7 +22,8 @@ public struct MonotonicClock: Clock, Sendable {
         /// An instant from seconds since the origin (the wire format).
         /// Seconds beyond `Int64` nanoseconds (about ±292 years) are clamped; NaN gives the origin.
         public init(seconds: Double) {
-            self.init(nanoseconds: FrameRateMath.wholeNumber((seconds * 1e9).rounded(), clampedTo: Int64.min...Int64.max))
+            let nanoseconds = seconds.isNaN ? 0 : FrameRateMath.wholeNumber((seconds * 1e9).rounded(), clampedTo: Int64.min...Int64.max)
+            self.init(nanoseconds: nanoseconds)
         }
 
         /// Whole nanoseconds since the origin (rounded down).
