@@ -3,6 +3,7 @@
 #   make test   install what is missing, build, run every test suite
 #   make install / make uninstall   PREFIX=/usr/local, DESTDIR= for staging
 #   make bench  release build, then the performance table of docs/performance.md
+#   make fuzz   the libFuzzer targets of Tests/Fuzz, FUZZ_SECONDS (default 60) each
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -16,7 +17,7 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd
 
-.PHONY: deps build run test test-swift test-clients test-realtime sanitize install uninstall clean
+.PHONY: deps build run test test-swift test-clients test-realtime sanitize fuzz fuzz-smoke install uninstall clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -40,8 +41,8 @@ run: deps
 	$(SWIFT) build -c $(CONFIGURATION) --product framectl
 	exec "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/framerated" $(ARGS)
 
-## test: every test suite.
-test: build test-swift test-clients test-realtime sanitize
+## test: every test suite, the sanitizers, and each fuzz target for a short, bounded time.
+test: build test-swift test-clients test-realtime sanitize fuzz-smoke
 
 # Unit tests run in parallel; the integration tests measure tick rates on a 2-core
 # machine, so they run one at a time, and the systemd end-to-end test runs alone, with
@@ -81,6 +82,17 @@ test-realtime: deps
 sanitize: deps
 	$(SWIFT) test --sanitize=address --scratch-path .build-asan --skip IntegrationTests
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --skip IntegrationTests
+
+## fuzz: build the libFuzzer targets (ASan, release) and run each for FUZZ_SECONDS seconds
+## (default 60); FUZZ_RUNS=N runs N executions instead. A finding fails the target and
+## leaves its input in .build/fuzz/artifacts/<target>/ (docs/security.md, "Fuzzing").
+FUZZ_SECONDS ?= 60
+fuzz:
+	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh
+
+## fuzz-smoke: each fuzz target for 20 s (what make test runs).
+fuzz-smoke:
+	SWIFT=$(SWIFT) FUZZ_SECONDS=20 Tests/Fuzz/run.sh
 
 ## install: release build; binaries, units, sysusers.d and docs under $(DESTDIR)$(PREFIX).
 ## Without DESTDIR it also creates the users and reloads systemd; it never enables anything.

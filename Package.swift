@@ -3,6 +3,7 @@
 // framerated: a frame-rate hint broker for Linux.
 //
 // Layers, each depending only on the ones above it in this list:
+//   UntrustedText      pure: showing untrusted text in errors and logs (escaping, shortening)
 //   FrameRateModel     pure values and state machines (no I/O, no NIO, time injected)
 //   FrameRateProtocol  JSON, JSON-RPC 2.0 envelope, gRPC status, NDJSON framing, v1 messages
 //   FrameRateServer    SwiftNIO Unix-socket server, sessions, tick fan-out, run as a Service
@@ -42,13 +43,19 @@ let package = Package(
     ],
     targets: [
         .target(
+            name: "UntrustedText",
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "FrameRateModel",
+            dependencies: ["UntrustedText"],
             swiftSettings: strictSettings
         ),
         .target(
             name: "FrameRateProtocol",
             dependencies: [
                 "FrameRateModel",
+                "UntrustedText",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
@@ -88,6 +95,7 @@ let package = Package(
             name: "FrameRateSystemd",
             dependencies: [
                 "CSystemd",
+                "UntrustedText",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -140,6 +148,11 @@ let package = Package(
         ),
         .target(
             name: "FrameRateTesting",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "UntrustedTextTests",
+            dependencies: ["UntrustedText"],
             swiftSettings: strictSettings
         ),
         .testTarget(

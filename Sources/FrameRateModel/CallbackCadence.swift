@@ -72,7 +72,9 @@ public struct CallbackCadence: Hashable, Sendable {
         // Only the two whole numbers around the ideal divisor can be closest; compared
         // in place (this runs for every group and candidate rate of an arbitration).
         let ideal = refresh / target
-        let below = Int(Swift.min(ideal.rounded(.down), Double(Int.max / 2)))
+        // Clamped to Int.max / 2 so `below + 1` cannot overflow; with validated rates the
+        // ideal divisor is below 10^5 anyway.
+        let below = FrameRateMath.wholeNumber(ideal.rounded(.down), clampedTo: 0...(Int.max / 2))
         let first = Swift.min(Swift.max(below, allowed.lowerBound, 1), allowed.upperBound)
         let second = Swift.min(Swift.max(below + 1, allowed.lowerBound, 1), allowed.upperBound)
         let firstDistance = abs(refresh / Double(first) - target)

@@ -1,3 +1,5 @@
+import UntrustedText
+
 /// A display's named set of supported refresh rates, in Hz, highest first.
 ///
 /// Whether rates above ``entitlementFreeLimit`` (60 Hz) need the
@@ -18,22 +20,26 @@ public struct DisplayProfile: Hashable, Sendable, CustomStringConvertible {
     /// Builds a custom profile.
     ///
     /// The rates may come in any order and are sorted highest first.
-    /// - Throws: ``DisplayProfileError`` when the list is empty, holds a
-    ///   non-finite or non-positive rate, a rate above 1000 Hz, or a duplicate; or when
-    ///   `requiresEntitlementAbove60Hz` is set and no rate is at or below 60 Hz (links
-    ///   without the entitlement could then never be honoured).
+    /// - Throws: ``DisplayProfileError`` when the list is empty, holds a rate outside
+    ///   ``FrameRateRange/acceptedRates`` (0.01...1000 Hz, so no NaN or infinity), or a
+    ///   duplicate; or when `requiresEntitlementAbove60Hz` is set and no rate is at or below
+    ///   60 Hz (links without the entitlement could then never be honoured).
     public init(name: String, supportedRates: [Double], requiresEntitlementAbove60Hz: Bool = false) throws(DisplayProfileError) {
+        let shownName = EchoedValue.text(name, limit: 64)
         guard !supportedRates.isEmpty else {
-            throw DisplayProfileError("profile '\(name)' needs at least one supported rate")
+            throw DisplayProfileError("profile '\(shownName)' needs at least one supported rate")
         }
-        for rate in supportedRates where !(rate.isFinite && rate > 0 && rate <= FrameRateRange.highestAcceptedRate) {
+        let accepted = FrameRateRange.acceptedRates
+        for rate in supportedRates where !accepted.contains(rate) {
             throw DisplayProfileError(
-                "profile '\(name)': every rate must be a finite number of Hz in (0, 1000], got \(FrameRateMath.format(rate))"
+                "profile '\(shownName)': every rate must be a number of Hz in "
+                    + "\(FrameRateMath.format(accepted.lowerBound))...\(FrameRateMath.format(accepted.upperBound)), "
+                    + "got \(FrameRateMath.exactText(rate))"
             )
         }
         let sorted = supportedRates.sorted(by: >)
         for (higher, lower) in zip(sorted, sorted.dropFirst()) where FrameRateMath.equal(higher, lower) {
-            throw DisplayProfileError("profile '\(name)' lists \(FrameRateMath.format(lower)) Hz twice")
+            throw DisplayProfileError("profile '\(shownName)' lists \(FrameRateMath.format(lower)) Hz twice")
         }
         if requiresEntitlementAbove60Hz && !sorted.contains(where: { FrameRateMath.lessOrEqual($0, Self.entitlementFreeLimit) }) {
             throw DisplayProfileError(
@@ -87,25 +93,30 @@ extension DisplayProfile {
     /// Resolves a profile specification: a built-in name (`promotion-phone`,
     /// `promotion-pad`, `fixed-60`), or `custom:R1,R2,...` with rates in Hz,
     /// optionally suffixed `:entitlement` when rates above 60 Hz need it
-    /// (e.g. `custom:144,120,72,48:entitlement`).
+    /// (e.g. `custom:144,120,72,48:entitlement`). Each rate is a plain decimal number
+    /// (`59.94`; no sign, exponent, hexadecimal, `nan` or `inf`) in 0.01...1000 Hz.
     /// - Throws: ``DisplayProfileError`` naming the built-in profiles and the custom syntax.
     public static func named(_ specification: String) throws(DisplayProfileError) -> DisplayProfile {
         if let builtIn = builtIn.first(where: { $0.name == specification }) { return builtIn }
+        let shown = EchoedValue.text(specification, limit: 64)
         let parts = specification.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count >= 2, parts[0] == "custom" else {
             throw DisplayProfileError(
-                "unknown display profile '\(specification)'; use one of "
+                "unknown display profile '\(shown)'; use one of "
                     + builtIn.map(\.name).joined(separator: ", ")
                     + ", or custom:RATE,RATE,... (Hz) with an optional :entitlement suffix"
             )
         }
         guard parts.count == 2 || (parts.count == 3 && parts[2] == "entitlement") else {
-            throw DisplayProfileError("custom profile '\(specification)': the only suffix allowed is ':entitlement'")
+            throw DisplayProfileError("custom profile '\(shown)': the only suffix allowed is ':entitlement'")
         }
         var rates: [Double] = []
         for field in parts[1].split(separator: ",", omittingEmptySubsequences: false) {
-            guard let rate = Double(field.trimmingSpaces()) else {
-                throw DisplayProfileError("custom profile '\(specification)': '\(field)' is not a rate in Hz")
+            let text = field.trimmingSpaces()
+            guard text.isPlainDecimal, let rate = Double(text) else {
+                throw DisplayProfileError(
+                    "custom profile '\(shown)': '\(EchoedValue.text(String(field)))' is not a rate in Hz (a decimal number such as 59.94)"
+                )
             }
             rates.append(rate)
         }
@@ -123,6 +134,13 @@ public struct DisplayProfileError: Error, Hashable, Sendable, CustomStringConver
 }
 
 extension Substring {
+    /// Whether the text is `digits` or `digits.digits`: the only rate syntax a custom
+    /// profile takes (`Double(_:)` alone would also take `nan`, `inf`, `0x3C` and `1e-300`).
+    fileprivate var isPlainDecimal: Bool {
+        let pieces = split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        return pieces.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }
+    }
+
     fileprivate func trimmingSpaces() -> Substring {
         var slice = self
         while slice.first == " " { slice.removeFirst() }

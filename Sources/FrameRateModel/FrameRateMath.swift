@@ -22,10 +22,11 @@ public enum FrameRateMath {
     ///
     /// `refresh / n` falls as `n` grows, so the interval runs from the
     /// smallest `n` with `refresh / n <= maximum` to the largest with
-    /// `refresh / n >= minimum`.
+    /// `refresh / n >= minimum`. With validated rates (``FrameRateRange/acceptedRates``)
+    /// both quotients lie in `[10^-5, 10^5]`; the conversions are clamped all the same.
     public static func divisors(of refresh: Double, inside range: FrameRateRange) -> ClosedRange<Int>? {
-        let low = Swift.max(1, Int((refresh / range.maximum * (1 - tolerance)).rounded(.up)))
-        let high = Int((refresh / range.minimum * (1 + tolerance)).rounded(.down))
+        let low = wholeNumber((refresh / range.maximum * (1 - tolerance)).rounded(.up), clampedTo: 1...Int.max)
+        let high = wholeNumber((refresh / range.minimum * (1 + tolerance)).rounded(.down), clampedTo: 0...Int.max)
         guard low <= high else { return nil }
         return low...high
     }
@@ -33,14 +34,42 @@ public enum FrameRateMath {
     /// The whole divisor `n >= 1` for which `refresh / n` equals `rate`, if any.
     public static func exactDivisor(of refresh: Double, yielding rate: Double) -> Int? {
         guard rate > 0 else { return nil }
-        let n = Swift.max(1, Int((refresh / rate).rounded()))
+        let n = wholeNumber((refresh / rate).rounded(), clampedTo: 1...Int.max)
         return equal(refresh / Double(n), rate) ? n : nil
     }
 
-    /// Formats a rate in Hz: whole numbers without a fraction, others with up to three decimals.
+    /// `value` rounded toward zero and clamped into `bounds`; NaN gives `bounds.lowerBound`.
+    ///
+    /// The model's one conversion from a floating-point quotient to an integer: it never traps,
+    /// whatever the value (`Int(_: Double)` traps on NaN, infinities and out-of-range values).
+    public static func wholeNumber<Integer: FixedWidthInteger>(_ value: Double, clampedTo bounds: ClosedRange<Integer>) -> Integer {
+        guard !value.isNaN else { return bounds.lowerBound }
+        // `Double(bound)` may round away from zero (Int.max becomes 2^63), so compare with
+        // `<=`/`>=`: any value strictly between the rounded bounds truncates to an integer
+        // inside them, and `Integer(exactly:)` checks it once more.
+        if value <= Double(bounds.lowerBound) { return bounds.lowerBound }
+        if value >= Double(bounds.upperBound) { return bounds.upperBound }
+        guard let whole = Integer(exactly: value.rounded(.towardZero)) else {
+            return value < 0 ? bounds.lowerBound : bounds.upperBound
+        }
+        return Swift.min(Swift.max(whole, bounds.lowerBound), bounds.upperBound)
+    }
+
+    /// Formats a rate in Hz for display: whole numbers without a fraction, others with up to
+    /// three decimals. For rates that passed validation; anything else is written exactly
+    /// (``exactText(_:)``) rather than rounded into something it is not.
     public static func format(_ rate: Double) -> String {
-        if rate == rate.rounded(), abs(rate) < 1e15 { return String(Int(rate)) }
+        if let whole = Int(exactly: rate) { return String(whole) }
+        guard rate.isFinite, abs(rate) >= 0.001, abs(rate) < 1e15 else { return exactText(rate) }
         let scaled = (rate * 1000).rounded() / 1000
         return String(scaled)
+    }
+
+    /// A value as it was given, in its shortest exact form: `1000.0001`, `1e-300`,
+    /// `1.7e+308`, `60` (no `.0` for whole numbers). For error messages, which must quote a
+    /// rejected value, not a rounding of it.
+    public static func exactText(_ value: Double) -> String {
+        if let whole = Int(exactly: value) { return String(whole) }
+        return value.description
     }
 }

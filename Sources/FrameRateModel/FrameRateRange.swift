@@ -9,10 +9,16 @@
 /// rejects anything invalid with a ``FrameRateRangeError`` naming the broken rule.
 /// Nothing is ever clamped silently.
 public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
-    /// The highest rate the range accepts, in Hz. Validation bound for `maximum`.
+    /// The lowest rate a range accepts, in Hz: 0.01 Hz, one callback every 100 s.
+    /// Validation bound for `minimum` (and so for every rate of a range). With it, every
+    /// `refresh / rate` quotient of the model stays below 10^5.
+    public static let lowestAcceptedRate: Double = 0.01
+    /// The highest rate a range accepts, in Hz: 1000 Hz. Validation bound for `maximum`.
     public static let highestAcceptedRate: Double = 1000
+    /// Every rate a range (or a display profile) may hold, in Hz.
+    public static let acceptedRates: ClosedRange<Double> = lowestAcceptedRate...highestAcceptedRate
 
-    /// The lowest callback rate the link accepts, in Hz (`> 0`).
+    /// The lowest callback rate the link accepts, in Hz (`>= 0.01`).
     public let minimum: Double
     /// The highest callback rate the link accepts, in Hz (`>= minimum`, `<= 1000`).
     public let maximum: Double
@@ -21,36 +27,22 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
 
     /// Validates and builds a range.
     ///
-    /// Rules, checked in this order: every value is finite; `0 < minimum`;
-    /// `minimum <= maximum`; `maximum <= 1000`; `preferred` is `0` or inside
-    /// `minimum...maximum`.
+    /// Rules, checked in this order: every value is finite; `minimum >= 0.01`
+    /// (``lowestAcceptedRate``); `minimum <= maximum`; `maximum <= 1000`
+    /// (``highestAcceptedRate``); `preferred` is `0` or inside `minimum...maximum`.
     /// - Throws: ``FrameRateRangeError`` naming the field and the rule it broke.
     public init(minimum: Double, maximum: Double, preferred: Double = 0) throws(FrameRateRangeError) {
-        for (field, value) in [("minimum", minimum), ("maximum", maximum), ("preferred", preferred)] where !value.isFinite {
-            throw FrameRateRangeError(field: field, message: "\(field) must be a finite number of Hz, got \(value)")
+        func broken(_ field: FrameRateRangeError.Field, _ rule: FrameRateRangeError.Rule) -> FrameRateRangeError {
+            FrameRateRangeError(field: field, rule: rule, minimum: minimum, maximum: maximum, preferred: preferred)
         }
-        guard minimum > 0 else {
-            throw FrameRateRangeError(field: "minimum", message: "minimum must be greater than 0 Hz, got \(Self.format(minimum))")
+        for (field, value) in [(FrameRateRangeError.Field.minimum, minimum), (.maximum, maximum), (.preferred, preferred)]
+        where !value.isFinite {
+            throw broken(field, .notFinite)
         }
-        guard minimum <= maximum else {
-            throw FrameRateRangeError(
-                field: "maximum",
-                message: "maximum (\(Self.format(maximum)) Hz) must be at least minimum (\(Self.format(minimum)) Hz)"
-            )
-        }
-        guard maximum <= Self.highestAcceptedRate else {
-            throw FrameRateRangeError(
-                field: "maximum",
-                message: "maximum must be at most \(Self.format(Self.highestAcceptedRate)) Hz, got \(Self.format(maximum))"
-            )
-        }
-        guard preferred == 0 || (minimum...maximum).contains(preferred) else {
-            throw FrameRateRangeError(
-                field: "preferred",
-                message: "preferred must be 0 (no preference) or within minimum...maximum "
-                    + "(\(Self.format(minimum))...\(Self.format(maximum)) Hz), got \(Self.format(preferred))"
-            )
-        }
+        guard minimum >= Self.lowestAcceptedRate else { throw broken(.minimum, .belowLowestRate) }
+        guard minimum <= maximum else { throw broken(.maximum, .belowMinimum) }
+        guard maximum <= Self.highestAcceptedRate else { throw broken(.maximum, .aboveHighestRate) }
+        guard preferred == 0 || (minimum...maximum).contains(preferred) else { throw broken(.preferred, .outsideRange) }
         self.minimum = minimum
         self.maximum = maximum
         self.preferred = preferred
@@ -94,18 +86,77 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     static func format(_ rate: Double) -> String { FrameRateMath.format(rate) }
 }
 
-/// Why a ``FrameRateRange`` was rejected: the offending field and a sentence
-/// that states the rule it broke, ready to show to the user.
+/// Why a ``FrameRateRange`` was rejected: the offending field, the rule it broke, and the
+/// values as given, so the message can quote them.
+///
+/// ``message`` quotes the values as `Double`s (shortest exact form: `1000.0001`, `1e-300`);
+/// ``message(quoting:)`` lets a caller that still has the values' original text (the JSON-RPC
+/// layer) quote them exactly as they were sent.
 public struct FrameRateRangeError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The field that broke a rule: `minimum`, `maximum` or `preferred`.
-    public let field: String
-    /// A human-readable statement of the broken rule and the offending value.
-    public let message: String
+    /// A field of a range.
+    public enum Field: String, Hashable, Sendable {
+        case minimum, maximum, preferred
+    }
 
-    /// Builds an error for `field` with `message`.
-    public init(field: String, message: String) {
+    /// A validation rule of ``FrameRateRange/init(minimum:maximum:preferred:)``.
+    public enum Rule: Hashable, Sendable {
+        /// The field is NaN or infinite.
+        case notFinite
+        /// `minimum` is below ``FrameRateRange/lowestAcceptedRate``.
+        case belowLowestRate
+        /// `maximum` is below `minimum`.
+        case belowMinimum
+        /// `maximum` is above ``FrameRateRange/highestAcceptedRate``.
+        case aboveHighestRate
+        /// `preferred` is neither 0 nor inside `minimum...maximum`.
+        case outsideRange
+    }
+
+    /// The field that broke a rule.
+    public let field: Field
+    /// The rule it broke.
+    public let rule: Rule
+    /// The values given, in Hz.
+    public let minimum, maximum, preferred: Double
+
+    /// Builds an error for `field` breaking `rule`, with the values given.
+    public init(field: Field, rule: Rule, minimum: Double, maximum: Double, preferred: Double) {
         self.field = field
-        self.message = message
+        self.rule = rule
+        self.minimum = minimum
+        self.maximum = maximum
+        self.preferred = preferred
+    }
+
+    /// The sentence stating the broken rule, the bound and the offending value, with each
+    /// value written by `quote` (given the field whose value it is).
+    public func message(quoting quote: (Field) -> String) -> String {
+        let name = field.rawValue
+        let bound = FrameRateMath.format
+        switch rule {
+        case .notFinite:
+            return "\(name) must be a finite number of Hz, got \(quote(field))"
+        case .belowLowestRate:
+            return "minimum must be at least \(bound(FrameRateRange.lowestAcceptedRate)) Hz (the lowest accepted rate), got \(quote(.minimum))"
+        case .belowMinimum:
+            return "maximum (\(quote(.maximum)) Hz) must be at least minimum (\(quote(.minimum)) Hz)"
+        case .aboveHighestRate:
+            return "maximum must be at most \(bound(FrameRateRange.highestAcceptedRate)) Hz (the highest accepted rate), got \(quote(.maximum))"
+        case .outsideRange:
+            return "preferred must be 0 (no preference) or within minimum...maximum "
+                + "(\(quote(.minimum))...\(quote(.maximum)) Hz), got \(quote(.preferred))"
+        }
+    }
+
+    /// The message, quoting each value in its shortest exact form.
+    public var message: String {
+        message { field in
+            switch field {
+            case .minimum: FrameRateMath.exactText(minimum)
+            case .maximum: FrameRateMath.exactText(maximum)
+            case .preferred: FrameRateMath.exactText(preferred)
+            }
+        }
     }
 
     /// The message.

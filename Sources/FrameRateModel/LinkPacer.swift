@@ -73,6 +73,7 @@ struct LinkPacer: Sendable {
     /// timeline with `period`; `canDeliver` says whether the link's owner can take a tick now.
     mutating func vsync(index: UInt64, at time: Duration, period: Duration, canDeliver: Bool) -> Outcome {
         let divisor = cadence.divisor
+        // A cadence's divisor is at least 1 (CallbackCadence clamps it), so the conversion is exact.
         guard index % UInt64(divisor) == 0 else { return .notDue }
         let interval = divisor == 1 ? period : period * divisor
         var intervals: UInt64 = 1
@@ -80,7 +81,9 @@ struct LinkPacer: Sendable {
             let lateness = time - nextTarget
             // Half a refresh period of slack absorbs rate changes between grids.
             if lateness < .zero - period / 2 { return .notDue }
-            if lateness > .zero { intervals += UInt64(max(0, (lateness / interval + 1e-6).rounded(.down))) }
+            if lateness > .zero {
+                intervals += FrameRateMath.wholeNumber((lateness / interval + 1e-6).rounded(.down), clampedTo: 0...(UInt64.max / 4))
+            }
         }
         nextTarget = time + interval
         sequence += intervals

@@ -30,8 +30,13 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
 
     /// `1 / rate` as a duration (attosecond resolution, so `n` periods at
     /// 120 Hz stay within a femtosecond of `n / 120` s).
+    ///
+    /// `rate` is a display's refresh rate, which a ``DisplayProfile`` keeps inside
+    /// ``FrameRateRange/acceptedRates``; it is clamped there all the same, because
+    /// `Duration.seconds(_: Double)` traps on infinities and NaN.
     public static func period(of rate: Double) -> Duration {
-        .seconds(1 / rate)
+        let accepted = FrameRateRange.acceptedRates
+        return .seconds(1 / Swift.min(Swift.max(rate.isNaN ? accepted.upperBound : rate, accepted.lowerBound), accepted.upperBound))
     }
 
     /// The vsync after the last one handed out: when to wake up next.
@@ -39,7 +44,9 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
 
     /// The vsync with `index` on the current grid (`index` at or after the anchor's).
     public func vsync(index: UInt64) -> Vsync {
-        Vsync(index: index, instant: anchor.instant.advanced(by: period * Int(index - anchor.index)))
+        // `index >= anchor.index` always, and the difference counts vsyncs since the last rate
+        // change: below 2^63 for 292 million years at 1000 Hz, so `Int(clamping:)` never clamps.
+        Vsync(index: index, instant: anchor.instant.advanced(by: period * Int(clamping: index - anchor.index)))
     }
 
     /// The first vsync of the current grid at or after `instant`, and not before ``next``.
@@ -62,7 +69,7 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
     /// - Returns: the vsync to process and how many vsyncs were missed.
     public mutating func advance(to now: Instant) -> (vsync: Vsync, missed: UInt64) {
         let elapsed = anchor.instant.duration(to: now)
-        let onGrid = elapsed < .zero ? 0 : UInt64(max(0, (elapsed / period).rounded(.down)))
+        let onGrid = elapsed < .zero ? 0 : FrameRateMath.wholeNumber((elapsed / period).rounded(.down), clampedTo: 0...(UInt64.max / 2))
         let index = max(last.index + 1, anchor.index + onGrid)
         let missed = index - last.index - 1
         last = vsync(index: index)

@@ -39,8 +39,9 @@ extension CompositorCore {
     }
 
     private func logRejection(method: String, error: RPCError, session: Session) {
+        guard case .log(let suppressed) = session.rejectionLog.admit(at: MonotonicClock.now) else { return }
         logger.info(
-            "request rejected: \(method): \(error.message)",
+            "request rejected: \(method): \(error.message)\(SessionRejectionLog.note(suppressed: suppressed))",
             metadata: peerMetadata(session.peer).merging(
                 ["event": "request-rejected", "method": "\(method)", "status": "\(error.grpcStatus.name)"]
             ) { $1 }

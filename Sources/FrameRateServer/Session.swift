@@ -25,6 +25,8 @@ final class Session {
     var isWritable = true
     /// Called on the loop when the connection can take replies again (the handler resumes reading).
     var resume: (() -> Void)?
+    /// How many of this connection's rejected requests still get a log line (``RejectionLogLimiter``).
+    var rejectionLog = SessionRejectionLog()
 
     init(owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter, isPrivileged: Bool) {
         self.owner = owner

@@ -1,4 +1,5 @@
 public import Logging
+public import UntrustedText
 
 /// Builds journal fields from swift-log data. journald silently drops fields
 /// whose names are not `[A-Z0-9_]`, start with `_` or exceed 64 bytes, so every
@@ -37,13 +38,14 @@ public enum JournalField {
 
     /// Every field of one log line, in order: `MESSAGE`, `PRIORITY`, `CODE_*`,
     /// `SYSLOG_IDENTIFIER`, `MESSAGE_ID` (when the `event` metadata has one), and one
-    /// `FRAMERATED_*` field per metadata key (sorted, so the order is stable).
+    /// `FRAMERATED_*` field per metadata key (sorted, so the order is stable). `MESSAGE` and
+    /// the `FRAMERATED_*` values are sanitized (``LogSanitizer``: escaped, shortened).
     public static func fields(
         message: String, level: Logger.Level, metadata: Logger.Metadata, identifier: String,
-        file: String, function: String, line: UInt
+        file: String, function: String, line: UInt, sanitizer: LogSanitizer = LogSanitizer()
     ) -> [(name: String, value: String)] {
         var fields: [(String, String)] = [
-            ("MESSAGE", message), ("PRIORITY", String(priority(of: level))),
+            ("MESSAGE", sanitizer.sanitize(message)), ("PRIORITY", String(priority(of: level))),
             ("CODE_FILE", file), ("CODE_LINE", String(line)), ("CODE_FUNC", function),
             ("SYSLOG_IDENTIFIER", identifier),
         ]
@@ -51,7 +53,7 @@ public enum JournalField {
             fields.append(("MESSAGE_ID", id))
         }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
-            fields.append((name(forMetadataKey: key), "\(value)"))
+            fields.append((name(forMetadataKey: key), sanitizer.sanitize("\(value)")))
         }
         return fields
     }

@@ -9,7 +9,9 @@ import Glibc
 /// with `sd_journal_sendv` (the variadic `sd_journal_send` cannot be called
 /// from Swift): `MESSAGE`, `PRIORITY`, `CODE_FILE`/`CODE_LINE`/`CODE_FUNC`,
 /// `SYSLOG_IDENTIFIER`, a fixed `MESSAGE_ID` for key events, and every metadata
-/// key as a `FRAMERATED_*` field.
+/// key as a `FRAMERATED_*` field. `MESSAGE` and every `FRAMERATED_*` value go through
+/// ``LogSanitizer`` (see ``JournalField/fields(message:level:metadata:identifier:file:function:line:sanitizer:)``),
+/// so a client-chosen value can neither forge a line in `journalctl` output nor flood the journal.
 ///
 /// If the journal cannot be reached, the line goes to stderr instead and the
 /// handler says so once: no log line is lost.
@@ -57,8 +59,8 @@ public struct JournalLogHandler: LogHandler {
             if !fallback.announced.exchange(true, ordering: .relaxed) {
                 StandardError.write("\(identifier): the journal is unreachable (\(String(cString: strerror(-result)))); logging to stderr\n")
             }
-            let rendered = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            StandardError.write("\(level) \(label):\(rendered) \(message)\n")
+            let line = StandardErrorLogHandler.line(timestamp: "", level: level, label: label, metadata: merged, message: message.description)
+            StandardError.write(line + "\n")
         }
     }
 

@@ -127,8 +127,12 @@ struct DaemonOptions: ParsableArguments {
             throw ValidationError("--reserved-connections must be at least 0 and below --max-connections (\(maxConnections)), got \(reservedConnections)")
         }
         if maxLineLength < 1024 { throw ValidationError("--max-line-length must be at least 1024 bytes, got \(maxLineLength)") }
-        if let maxRefreshRate, !(maxRefreshRate.isFinite && maxRefreshRate > 0) {
-            throw ValidationError("--max-refresh-rate must be a positive number of Hz, got \(maxRefreshRate)")
+        if let maxRefreshRate, !FrameRateRange.acceptedRates.contains(maxRefreshRate) {
+            let accepted = FrameRateRange.acceptedRates
+            throw ValidationError(
+                "--max-refresh-rate must be a number of Hz in \(FrameRateMath.format(accepted.lowerBound))...\(FrameRateMath.format(accepted.upperBound)), "
+                    + "got \(FrameRateMath.exactText(maxRefreshRate))"
+            )
         }
     }
 

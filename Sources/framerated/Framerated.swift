@@ -41,7 +41,7 @@ struct Framerated: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = StandardErrorLogHandler(label: label)
             handler.logLevel = level
             return handler
         }

@@ -56,12 +56,13 @@ final class ServerHarness {
         limits: ServerConfiguration.Limits = .init(),
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
         start: MonotonicClock.Instant = MonotonicClock.now,
-        watchdogInterval: Duration? = nil
+        watchdogInterval: Duration? = nil,
+        logHandler: (any LogHandler)? = nil
     ) {
         let configuration = ServerConfiguration(
             listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: 1
         )
-        let logger = Logger(label: "framerated-test", factory: { _ in SwiftLogNoOpLogHandler() })
+        let logger = Logger(label: "framerated-test", factory: { _ in logHandler ?? SwiftLogNoOpLogHandler() })
         let clock = SteppedMonotonicClock(start)
         self.clock = clock
         let pings = WatchdogPings()

@@ -28,11 +28,11 @@ struct ArgumentRuleTests {
         "every range rule is named in the message, with the unit of the options",
         arguments: [
             (80.0, 60.0, 0.0, "invalid range: maximum (60 Hz) must be at least minimum (80 Hz) (--min, --max, --preferred are in Hz)"),
-            (0.0, 60.0, 0.0, "invalid range: minimum must be greater than 0 Hz, got 0 (--min, --max, --preferred are in Hz)"),
-            (-5.0, 60.0, 0.0, "invalid range: minimum must be greater than 0 Hz, got -5 (--min, --max, --preferred are in Hz)"),
+            (0.0, 60.0, 0.0, "invalid range: minimum must be at least 0.01 Hz (the lowest accepted rate), got 0 (--min, --max, --preferred are in Hz)"),
+            (-5.0, 60.0, 0.0, "invalid range: minimum must be at least 0.01 Hz (the lowest accepted rate), got -5 (--min, --max, --preferred are in Hz)"),
             (
                 10.0, 2000.0, 0.0,
-                "invalid range: maximum must be at most 1000 Hz, got 2000 (--min, --max, --preferred are in Hz)"
+                "invalid range: maximum must be at most 1000 Hz (the highest accepted rate), got 2000 (--min, --max, --preferred are in Hz)"
             ),
             (
                 30.0, 60.0, 120.0,

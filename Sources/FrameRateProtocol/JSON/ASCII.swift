@@ -1,3 +1,5 @@
+import UntrustedText
+
 /// Byte constants and classifiers shared by the JSON parser and serializer.
 enum ASCII {
     static let tab = UInt8(ascii: "\t")
@@ -52,10 +54,15 @@ enum ASCII {
 
     /// `'x'` for printable ASCII, `U+000A` otherwise; for error messages.
     static func describe(_ byte: UInt8) -> String {
-        if byte > space && byte < 0x7F {
-            return "'\(Character(Unicode.Scalar(byte)))'"
+        describe(Unicode.Scalar(byte))
+    }
+
+    /// A character as an error message shows it: `'x'` when visible, else its code point and
+    /// name (`U+FEFF BYTE ORDER MARK`, `U+0000 NULL`, `U+0020 SPACE`), never the raw character.
+    static func describe(_ scalar: Unicode.Scalar) -> String {
+        if scalar != " " && !InvisibleCharacter.isInvisible(scalar) {
+            return "'\(Character(scalar))'"
         }
-        let hex = String(byte, radix: 16, uppercase: true)
-        return "U+" + String(repeating: "0", count: 4 - hex.count) + hex
+        return InvisibleCharacter.name(of: scalar)
     }
 }

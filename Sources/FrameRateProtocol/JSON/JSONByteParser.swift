@@ -264,7 +264,8 @@ struct JSONByteParser {
                 return error(.invalidUTF8, "invalid UTF-8 at byte \(offset)")
             }
             let scalarText = String(decoding: UnsafeRawBufferPointer(rebasing: self.bytes[offset..<end]), as: UTF8.self)
-            return error(.unexpectedCharacter, "unexpected character '\(scalarText)' at byte \(offset); expected \(expected)")
+            let shown = scalarText.unicodeScalars.first.map(ASCII.describe) ?? "U+FFFD"
+            return error(.unexpectedCharacter, "unexpected character \(shown) at byte \(offset); expected \(expected)")
         default:
             return error(.unexpectedCharacter, "unexpected character \(ASCII.describe(byte)) at byte \(offset); expected \(expected)")
         }

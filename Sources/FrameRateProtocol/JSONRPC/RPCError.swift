@@ -1,3 +1,5 @@
+import UntrustedText
+
 /// A JSON-RPC 2.0 error object: `{"code":...,"message":...,"data":...}`.
 ///
 /// framerated always puts an object with a `status` member (a ``GRPCStatusCode`` name) in
@@ -59,9 +61,12 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         standard(invalidRequestCode, "Invalid Request", .invalidArgument, extra: ["detail": .string(detail)])
     }
 
-    /// -32601 `Method not found`, naming the method in `data.method`.
+    /// -32601 `Method not found`, naming the method in `data.method` as ``EchoedValue`` quotes
+    /// names (at most 128 characters, invisible characters named), so a 1 MiB method name is
+    /// not echoed back in full.
     public static func methodNotFound(_ method: String) -> RPCError {
-        standard(methodNotFoundCode, "Method not found", .unimplemented, extra: ["method": .string(method)])
+        let shown = EchoedValue.text(method, limit: EchoedValue.nameLimit)
+        return standard(methodNotFoundCode, "Method not found", .unimplemented, extra: ["method": .string(shown)])
     }
 
     /// -32602 with `message`, and the offending parameter (e.g. `"hz"` or `"range.min"`) in

@@ -1,3 +1,4 @@
+import FrameRateModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -19,12 +20,16 @@ public struct MonotonicClock: Clock, Sendable {
         /// An instant from whole nanoseconds since the origin.
         public init(nanoseconds: Int64) { self.sinceOrigin = .nanoseconds(nanoseconds) }
         /// An instant from seconds since the origin (the wire format).
-        public init(seconds: Double) { self.sinceOrigin = .seconds(seconds) }
+        /// Seconds beyond `Int64` nanoseconds (about ±292 years) are clamped; NaN gives the origin.
+        public init(seconds: Double) {
+            let nanoseconds = seconds.isNaN ? 0 : FrameRateMath.wholeNumber((seconds * 1e9).rounded(), clampedTo: Int64.min...Int64.max)
+            self.init(nanoseconds: nanoseconds)
+        }
 
         /// Whole nanoseconds since the origin (rounded down).
         public var nanoseconds: Int64 {
             let (seconds, attoseconds) = sinceOrigin.components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            return WireTime.saturatingNanoseconds(seconds: seconds, plus: attoseconds / 1_000_000_000)
         }
         /// Seconds since the origin, as sent on the wire.
         public var seconds: Double { Double(nanoseconds) / 1e9 }
@@ -80,6 +85,16 @@ public enum WireTime {
     /// Whole nanoseconds in `duration` (rounded to nearest).
     public static func nanoseconds(of duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + (attoseconds + 500_000_000) / 1_000_000_000
+        return saturatingNanoseconds(seconds: seconds, plus: (attoseconds + 500_000_000) / 1_000_000_000)
+    }
+
+    /// `seconds * 10^9 + nanoseconds`, saturating at `Int64.min`/`Int64.max` (about ±292
+    /// years) instead of trapping on overflow. `nanoseconds` is below 10^9 in magnitude.
+    static func saturatingNanoseconds(seconds: Int64, plus nanoseconds: Int64) -> Int64 {
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowSum) = scaled.addingReportingOverflow(nanoseconds)
+        guard !overflowSum else { return scaled < 0 ? .min : .max }
+        return sum
     }
 }

@@ -1,4 +1,5 @@
 public import FrameRateModel
+import UntrustedText
 
 /// Who holds a link, from the peer credentials of its connection (`SO_PEERCRED`).
 public struct PeerIdentity: Hashable, Sendable {
@@ -43,7 +44,7 @@ func readThermalState(_ reader: ParamReader) throws(RPCError) -> ThermalState? {
         throw .invalidParams(
             field: reader.fieldPath("thermalState"),
             "thermalState must be one of " + ThermalState.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-                + ", got \"\(name)\""
+                + ", got \"\(EchoedValue.text(name))\""
         )
     }
     return state
@@ -97,8 +98,8 @@ public struct LinkState: Hashable, Sendable {
         self.label = try reader.string("label")
         self.highFrameRate = try reader.bool("highFrameRate") ?? false
         self.peer = PeerIdentity(
-            pid: Int32(try reader.integer("pid", minimum: 0) ?? 0),
-            uid: UInt32(try reader.integer("uid", minimum: 0) ?? 0),
+            pid: try reader.integer("pid", as: Int32.self) ?? 0,
+            uid: try reader.integer("uid", as: UInt32.self) ?? 0,
             command: try reader.string("command", maximumLength: 4096)
         )
         self.since = try reader.number("since")
@@ -355,7 +356,7 @@ public enum CompositorEvent: Hashable, Sendable {
         }
         guard Self.kinds.contains(kind) else {
             throw .invalidParams(
-                field: "kind", "unknown event kind \"\(kind)\"; this client knows " + Self.kinds.joined(separator: ", ")
+                field: "kind", "unknown event kind \"\(EchoedValue.text(kind))\"; this client knows " + Self.kinds.joined(separator: ", ")
             )
         }
         let display = DisplayID(rawValue: Int(try reader.requiredInteger("display")))

@@ -1,7 +1,8 @@
 public import FrameRateModel
 
 /// Reads a `{minimum, maximum, preferred}` object into a validated range;
-/// a rule the range breaks becomes `-32602` naming `range.<field>`.
+/// a rule the range breaks becomes `-32602` (`INVALID_ARGUMENT`) naming `range.<field>` and
+/// quoting the values as they were sent (`1000.0001`, not a rounded `1000.0`).
 func readRange(_ reader: ParamReader, field: String) throws(RPCError) -> FrameRateRange? {
     guard let range = try reader.object(field, allowed: ["minimum", "maximum", "preferred"]) else { return nil }
     let minimum = try range.requiredNumber("minimum")
@@ -10,7 +11,9 @@ func readRange(_ reader: ParamReader, field: String) throws(RPCError) -> FrameRa
     do {
         return try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
     } catch {
-        throw .invalidParams(field: "\(reader.fieldPath(field)).\(error.field)", "invalid range: \(error.message)")
+        // minimum and maximum are required, so only an absent preferred (meaning 0) has no text.
+        let message = error.message { field in range.quotedNumber(field.rawValue) ?? "0" }
+        throw .invalidParams(field: "\(reader.fieldPath(field)).\(error.field.rawValue)", "invalid range: \(message)")
     }
 }
 

@@ -1,6 +1,11 @@
+import UntrustedText
+
 /// Reads a method's `params` object field by field, turning every wrong type,
 /// missing field or unknown field into a `-32602` error that names the field
 /// by its path (e.g. `range.minimum`).
+///
+/// Errors quote a rejected value as it was sent, shortened and with invisible characters
+/// named (``EchoedValue``): `1e400`, not `inf`; `<U+00A0 NO-BREAK SPACE>minimum`, not a blank.
 public struct ParamReader {
     private let object: JSONObject
     private let path: String
@@ -21,9 +26,10 @@ public struct ParamReader {
         self.path = path
         guard let allowed else { return }
         for key in object.keys where !allowed.contains(key) {
+            let shown = qualified(EchoedValue.text(key, limit: EchoedValue.nameLimit))
             throw .invalidParams(
-                field: qualified(key),
-                "unknown field '\(qualified(key))'; \(label) takes "
+                field: shown,
+                "unknown field '\(shown)'; \(label) takes "
                     + (allowed.isEmpty ? "no fields" : allowed.sorted().joined(separator: ", "))
             )
         }
@@ -49,9 +55,15 @@ public struct ParamReader {
         guard let value = value(field) else { return nil }
         guard let number = value.numberValue else { throw wrongType(field, expected: "a number", got: value) }
         guard let double = number.finiteDoubleValue else {
-            throw .invalidParams(field: qualified(field), "\(qualified(field)) is out of range: \(number.text)")
+            throw .invalidParams(field: qualified(field), "\(qualified(field)) is out of range: \(EchoedValue.number(number.text))")
         }
         return double
+    }
+
+    /// How a number field was sent, for an error message that quotes it: its JSON text,
+    /// shortened (``EchoedValue/number(_:limit:)``), or `nil` when the field is not a number.
+    public func quotedNumber(_ field: String) -> String? {
+        value(field)?.numberValue.map { EchoedValue.number($0.text) }
     }
 
     /// A required finite number.
@@ -60,16 +72,29 @@ public struct ParamReader {
         return number
     }
 
-    /// A whole number `>= minimum`, or `nil` when absent or `null`.
-    public func integer(_ field: String, minimum: Int64 = 0) throws(RPCError) -> Int64? {
+    /// A whole number in `minimum...maximum`, or `nil` when absent or `null`.
+    public func integer(_ field: String, minimum: Int64 = 0, maximum: Int64 = .max) throws(RPCError) -> Int64? {
         guard let value = value(field) else { return nil }
         guard let number = value.numberValue else { throw wrongType(field, expected: "an integer", got: value) }
-        guard let integer = number.int64Value, integer >= minimum else {
+        guard let integer = number.int64Value, integer >= minimum, integer <= maximum else {
+            let bounds = maximum == .max ? "of at least \(minimum)" : "in \(minimum)...\(maximum)"
             throw .invalidParams(
-                field: qualified(field), "\(qualified(field)) must be an integer of at least \(minimum), got \(number.text)"
+                field: qualified(field), "\(qualified(field)) must be an integer \(bounds), got \(EchoedValue.number(number.text))"
             )
         }
         return integer
+    }
+
+    /// A whole number that fits `Integer` and is at least `minimum`, or `nil` when absent or
+    /// `null`: the checked way to read a field into a narrower type (`Int32` pids, `UInt32` uids).
+    public func integer<Integer: FixedWidthInteger>(_ field: String, as type: Integer.Type, minimum: Int64 = 0) throws(RPCError) -> Integer? {
+        let maximum = Int64(exactly: Integer.max) ?? .max
+        guard let integer = try integer(field, minimum: minimum, maximum: maximum) else { return nil }
+        // In range by the bounds just checked (minimum is at least Int64's, Integer.max is the maximum).
+        guard let converted = Integer(exactly: integer) else {
+            throw .invalidParams(field: qualified(field), "\(qualified(field)) does not fit \(Integer.self)")
+        }
+        return converted
     }
 
     /// A required whole number `>= minimum`.

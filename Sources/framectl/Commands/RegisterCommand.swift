@@ -34,7 +34,7 @@ struct RegisterCommand: AsyncParsableCommand {
 
     @OptionGroup var global: ConnectionOptions
 
-    @Option(name: .customLong("min"), help: ArgumentHelp("Lowest acceptable callback rate, Hz (> 0).", valueName: "hz"))
+    @Option(name: .customLong("min"), help: ArgumentHelp("Lowest acceptable callback rate, Hz (>= 0.01).", valueName: "hz"))
     var minimum: Double
 
     @Option(name: .customLong("max"), help: ArgumentHelp("Highest acceptable callback rate, Hz (<= 1000).", valueName: "hz"))

@@ -1,0 +1,71 @@
+import FrameRateProtocol
+
+/// Caps how many "request rejected" lines one connection can put in the log: at most
+/// ``burst`` lines per ``window``. Rejections beyond that are counted, not logged, and the
+/// first line logged once a new window starts says how many were suppressed.
+///
+/// Pure and clock-free: the caller passes the time of each rejection (a stepped clock in
+/// tests, ``MonotonicClock`` in the server). Windows are fixed, starting at the first
+/// rejection after the previous window ended, so a client sending bad requests without
+/// pause logs at most `burst` lines (plus their suppression counts) every `window`.
+struct RejectionLogLimiter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    /// The default ``burst``: 10 lines.
+    static var defaultBurst: Int { 10 }
+    /// The default ``window``: 10 seconds.
+    static var defaultWindow: Duration { .seconds(10) }
+
+    /// What to do with one rejection.
+    enum Decision: Equatable {
+        /// Log it; `suppressed` rejections were left out before it (0 when none).
+        case log(suppressed: Int)
+        /// Leave it out of the log (it is counted).
+        case suppress
+    }
+
+    /// The most lines logged per window.
+    let burst: Int
+    /// The length of a window.
+    let window: Duration
+    /// When the current window started; `nil` before the first rejection.
+    private var windowStart: Instant?
+    /// Lines logged in the current window.
+    private var loggedInWindow = 0
+    /// Rejections suppressed since the last line logged.
+    private(set) var suppressed = 0
+
+    /// A limiter allowing `burst` lines (`>= 1`) per `window` (`> 0`).
+    init(burst: Int = defaultBurst, window: Duration = defaultWindow) {
+        precondition(burst >= 1 && window > .zero, "burst must be at least 1 and window positive")
+        self.burst = burst
+        self.window = window
+    }
+
+    /// Records a rejection at `now` and says whether to log it.
+    mutating func admit(at now: Instant) -> Decision {
+        if let start = windowStart, start.duration(to: now) < window {
+            guard loggedInWindow < burst else {
+                suppressed += 1
+                return .suppress
+            }
+        } else {
+            windowStart = now
+            loggedInWindow = 0
+        }
+        loggedInWindow += 1
+        defer { suppressed = 0 }
+        return .log(suppressed: suppressed)
+    }
+
+    /// The note a logged line carries after suppressed ones: `""` or
+    /// ` (12 more rejections on this connection were not logged)`.
+    static func note(suppressed: Int) -> String {
+        switch suppressed {
+        case 0: ""
+        case 1: " (1 more rejection on this connection was not logged)"
+        default: " (\(suppressed) more rejections on this connection were not logged)"
+        }
+    }
+}
+
+/// The limiter each ``Session`` carries, on the clock the server runs on.
+typealias SessionRejectionLog = RejectionLogLimiter<MonotonicClock.Instant>

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of Tests/Fuzz and runs each for FUZZ_SECONDS seconds.
+#
+#   Tests/Fuzz/run.sh                 every target, FUZZ_SECONDS (default 60) each
+#   Tests/Fuzz/run.sh JSONFraming     one target
+#   FUZZ_RUNS=10000000 Tests/Fuzz/run.sh JSONFraming   a number of executions instead of a time
+#   FUZZ_MAX_LEN=1024                 longest input libFuzzer generates (default: its own choice)
+#
+# New inputs go to .build/fuzz/corpus/<target> (kept between runs); the committed seeds in
+# Tests/Fuzz/corpus/<target> are only read. A crash, leak or invariant violation stops the
+# target, leaves the input in .build/fuzz/artifacts/<target>/ and fails the script.
+# See docs/security.md, "Fuzzing".
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+SWIFT="${SWIFT:-swift}"
+seconds="${FUZZ_SECONDS:-60}"
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(JSONFraming JSONRPCEnvelope)
+
+# SwiftPM links with gold by default, which crashes on ASan-instrumented objects; lld works.
+build=("$SWIFT" build -c release --package-path "$here" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)
+"${build[@]}"
+bin="$("${build[@]}" --show-bin-path)"
+
+for target in "${targets[@]}"; do
+  work="$root/.build/fuzz/corpus/$target"
+  artifacts="$root/.build/fuzz/artifacts/$target"
+  mkdir -p "$work" "$artifacts"
+  limit=(-max_total_time="$seconds")
+  [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+  [ -n "${FUZZ_MAX_LEN:-}" ] && limit+=(-max_len="$FUZZ_MAX_LEN")
+  echo "fuzz $target: ${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s}"
+  "$bin/$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$work" "$here/corpus/$target"
+done
