@@ -42,6 +42,15 @@ public final class OSThread: Sendable {
         return OSThread(handle: handle)
     }
 
+    /// Asks the kernel to schedule the calling thread ahead of normal ones: a nice value of
+    /// `nice` (negative is favoured) for this thread alone. Needs `CAP_SYS_NICE` (root has
+    /// it) or an `RLIMIT_NICE` that allows it; without, nothing changes.
+    /// - Returns: whether the priority was raised.
+    @discardableResult
+    public static func raiseCurrentThreadPriority(nice: Int32) -> Bool {
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(UInt32(bitPattern: cframerated_gettid())), nice) == 0
+    }
+
     /// Waits for the thread's body to return.
     public func join() {
         _ = pthread_join(handle, nil)

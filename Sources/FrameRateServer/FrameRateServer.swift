@@ -134,7 +134,16 @@ public final class FrameRateServer: Service, Sendable {
             case .inherited(_, let path): path
             }
 
-        let tickThread = try OSThread.spawn(name: "fanout-0") { engine.run(now: now) }
+        let tickThread = try OSThread.spawn(name: "fanout-0") {
+            engine.run(now: now) { raised in
+                logger.info(
+                    raised
+                        ? "fan-out threads run at nice \(TickEngine.fanOutNice)"
+                        : "fan-out threads run at normal priority (nice \(TickEngine.fanOutNice) needs CAP_SYS_NICE or RLIMIT_NICE)",
+                    metadata: ["event": "fanout-priority"]
+                )
+            }
+        }
         try await eventLoop.submit {
             bound.value.start()
             let displays = configuration.displays.map { "display \($0.id.rawValue) \($0.profile.description)" }

@@ -64,13 +64,22 @@ final class TickEngine: Sendable {
     /// The number of fan-out threads (leader included).
     var workerCount: Int { helpers.count + 1 }
 
+    /// The nice value the fan-out threads ask for: ahead of the control loop, the
+    /// clients and anything else at normal priority, so that a busy machine delays a
+    /// vsync less (root has the right; an unprivileged service keeps normal priority).
+    static let fanOutNice: Int32 = -10
+
     /// Runs the leader loop until ``stop()``; spawns and joins the helper threads.
-    func run(now: @Sendable () -> MonotonicClock.Instant) {
+    /// - Parameter prioritized: called once with whether the threads' priority could be raised.
+    func run(now: @Sendable () -> MonotonicClock.Instant, prioritized: (Bool) -> Void = { _ in }) {
+        prioritized(OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice))
         var threads: [OSThread] = []
         for (index, helper) in helpers.enumerated() {
-            if let thread = try? OSThread.spawn(name: "fanout-\(index + 1)", body: { helper.run() }) {
-                threads.append(thread)
+            let thread = try? OSThread.spawn(name: "fanout-\(index + 1)") {
+                OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice)
+                helper.run()
             }
+            if let thread { threads.append(thread) }
         }
         defer {
             for helper in helpers { helper.stop() }
