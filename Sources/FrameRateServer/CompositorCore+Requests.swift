@@ -89,14 +89,10 @@ extension CompositorCore {
                 "this connection already holds \(limit) links (the limit, --max-links-per-connection); invalidate one or open another connection"
             )
         }
-        let userLimit = configuration.limits.linksPerUser
-        let held = usage[session.peer.uid].links
-        guard session.isPrivileged || held < userLimit else {
-            throw .status(
-                .resourceExhausted,
-                "uid \(session.peer.uid) already holds \(held) links (the per-user limit, --max-links-per-user \(userLimit)); invalidate some first"
-            )
-        }
+        try requireUserRoom(
+            session, held: usage[session.peer.uid].links, limit: configuration.limits.linksPerUser,
+            what: "links", flag: "--max-links-per-user", remedy: "invalidate some first"
+        )
         let at = now()
         let configuration = DisplayLinkConfiguration(
             range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label
@@ -203,14 +199,10 @@ extension CompositorCore {
                 "this connection already holds \(limit) watches (the limit); one watch sees every event, so unwatch one first"
             )
         }
-        let userLimit = configuration.limits.watchesPerUser
-        let held = usage[session.peer.uid].watches
-        guard session.isPrivileged || held < userLimit else {
-            throw .status(
-                .resourceExhausted,
-                "uid \(session.peer.uid) already holds \(held) watches (the per-user limit, \(userLimit)); unwatch some first"
-            )
-        }
+        try requireUserRoom(
+            session, held: usage[session.peer.uid].watches, limit: configuration.limits.watchesPerUser,
+            what: "watches", flag: "--max-watches-per-user", remedy: "unwatch some first"
+        )
         usage.add(session.peer.uid, watches: 1)
         lastWatch += 1
         session.watches.insert(lastWatch)
@@ -236,6 +228,15 @@ extension CompositorCore {
             )
         }
         return ["status": .string(lifecycle == .running ? "SERVING" : "NOT_SERVING")]
+    }
+
+    /// Refuses (`RESOURCE_EXHAUSTED`, naming the limit and its value) when an unprivileged
+    /// user already holds `limit` of something across its connections.
+    private func requireUserRoom(_ session: Session, held: Int, limit: Int, what: String, flag: String, remedy: String) throws(RPCError) {
+        guard !session.isPrivileged, held >= limit else { return }
+        throw .status(
+            .resourceExhausted, "uid \(session.peer.uid) already holds \(held) \(what) (the per-user limit, \(flag) \(limit)); \(remedy)"
+        )
     }
 
     /// Root, the daemon's own user and members of the admin group may change caps.

@@ -61,7 +61,7 @@ import Testing
         _ = try first.result(.watch)
         _ = try second.result(.watch)
         let watchError = try first.error(.watch)
-        #expect(watchError.grpcStatus == .resourceExhausted && watchError.message.contains("per-user limit, 2"))
+        #expect(watchError.grpcStatus == .resourceExhausted && watchError.message.contains("(the per-user limit, --max-watches-per-user 2)"))
         // Closing a connection releases its links and watches from the user's account.
         second.close()
         #expect(server.core.usage[50_010] == UserUsage.Holdings(connections: 1, links: 2, watches: 1))

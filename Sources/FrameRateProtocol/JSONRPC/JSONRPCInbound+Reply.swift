@@ -32,15 +32,7 @@ extension JSONRPCInbound {
         allocator: ByteBufferAllocator = ByteBufferAllocator(),
         encodingHandler handler: (_ method: String, _ params: JSONValue?) -> Result<MethodResult, RPCError>
     ) -> ByteBuffer? {
-        let responses: [JSONRPCOutboundMessage]
-        switch self {
-        case .single(let message):
-            responses = Self.respond(to: message, handler: handler).map { [$0] } ?? []
-        case .batch(let messages):
-            responses = messages.compactMap { Self.respond(to: $0, handler: handler) }
-        case .batchTooLarge(let count, let limit):
-            responses = [.response(id: nil, result: .failure(.batchTooLarge(count: count, limit: limit)))]
-        }
+        let responses = self.responses(encodingHandler: handler)
         guard !responses.isEmpty else { return nil }
         var buffer = allocator.buffer(capacity: 256)
         switch self {
@@ -56,6 +48,13 @@ extension JSONRPCInbound {
     /// responses owed, in order (see ``reply(allocator:handler:)`` for the rules).
     public func responses(
         handler: (_ method: String, _ params: JSONValue?) -> Result<JSONValue, RPCError>
+    ) -> [JSONRPCOutboundMessage] {
+        self.responses(encodingHandler: { method, params in handler(method, params).map(MethodResult.value) })
+    }
+
+    /// ``responses(handler:)`` for handlers that may return already-encoded results.
+    public func responses(
+        encodingHandler handler: (_ method: String, _ params: JSONValue?) -> Result<MethodResult, RPCError>
     ) -> [JSONRPCOutboundMessage] {
         switch self {
         case .single(let message):
@@ -78,23 +77,6 @@ extension JSONRPCInbound {
             case .success(.encoded(let bytes)): return .encodedResponse(id: id, result: bytes)
             case .failure(let error): return .response(id: id, result: .failure(error))
             }
-        case .notification(let method, let params):
-            if !method.hasPrefix(JSONRPCInboundMessage.reservedMethodPrefix) {
-                _ = handler(method, params)
-            }
-            return nil
-        case .invalid(let id, let error):
-            return .response(id: id, result: .failure(error))
-        }
-    }
-
-    private static func respond(
-        to message: JSONRPCInboundMessage,
-        handler: (String, JSONValue?) -> Result<JSONValue, RPCError>
-    ) -> JSONRPCOutboundMessage? {
-        switch message {
-        case .request(let id, let method, let params):
-            return .response(id: id, result: handler(method, params))
         case .notification(let method, let params):
             if !method.hasPrefix(JSONRPCInboundMessage.reservedMethodPrefix) {
                 _ = handler(method, params)
