@@ -75,10 +75,15 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Of --max-connections, how many only root, the daemon's user and the admin group may use.", valueName: "n"
+            "Of --max-connections, how many only root, the daemon's user and the admin group may use.",
+            discussion: "Default: 32, or an eighth of --max-connections when that is smaller.",
+            valueName: "n"
         )
     )
-    var reservedConnections: Int = 32
+    var reservedConnections: Int?
+
+    /// `--reserved-connections`, or its default for `--max-connections`.
+    var effectiveReservedConnections: Int { reservedConnections ?? min(32, maxConnections / 8) }
 
     @Option(name: .long, help: ArgumentHelp("Seconds a request line may take to arrive before the connection is closed.", valueName: "seconds"))
     var partialLineTimeout: Double = 10
@@ -123,7 +128,7 @@ struct DaemonOptions: ParsableArguments {
         where value < 1 {
             throw ValidationError("\(name) must be at least 1, got \(value)")
         }
-        if reservedConnections < 0 || reservedConnections >= maxConnections {
+        if let reservedConnections, reservedConnections < 0 || reservedConnections >= maxConnections {
             throw ValidationError("--reserved-connections must be at least 0 and below --max-connections (\(maxConnections)), got \(reservedConnections)")
         }
         if maxLineLength < 1024 { throw ValidationError("--max-line-length must be at least 1024 bytes, got \(maxLineLength)") }
@@ -165,7 +170,7 @@ struct DaemonOptions: ParsableArguments {
                 linksPerConnection: maxLinksPerConnection, connections: maxConnections, batchSize: maxBatch,
                 lineLength: maxLineLength, unwritableTimeout: .seconds(unwritableTimeout),
                 connectionsPerUser: maxConnectionsPerUser, linksPerUser: maxLinksPerUser, watchesPerUser: maxWatchesPerUser,
-                reservedConnections: reservedConnections, partialLineTimeout: .seconds(partialLineTimeout)
+                reservedConnections: effectiveReservedConnections, partialLineTimeout: .seconds(partialLineTimeout)
             ),
             adminGroup: adminGroup,
             fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads
