@@ -41,7 +41,8 @@ extension CompositorCore {
 
     /// Sends `event` to every watch. A watcher whose connection is not reading loses
     /// events rather than growing the daemon's memory; it can resynchronise with GetState.
-    /// The event is encoded once; each watch's line differs only in its watch id.
+    /// Each watch's line is encoded on its own (it carries its watch id); the cost is
+    /// bounded by the watch limits (16 per connection, 64 per unprivileged user).
     func emit(_ event: CompositorEvent) {
         guard !watchers.isEmpty else { return }
         let allocator = ByteBufferAllocator()

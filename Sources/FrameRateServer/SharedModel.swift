@@ -23,8 +23,6 @@ struct DaemonState: Sendable {
     /// When the tick plane sleeps until (`nil`: no deadline), so a change that makes
     /// something due earlier wakes it, and others don't.
     var tickPlaneSleepsUntil: MonotonicClock.Instant?
-    /// Set when the tick plane must re-plan (a change made something due earlier).
-    var tickPlaneNeedsWake = false
 }
 
 /// The lock around ``DaemonState``, plus the tick plane's wake-up.
