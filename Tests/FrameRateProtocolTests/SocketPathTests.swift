@@ -96,14 +96,8 @@ struct SocketPathTests {
 func bindUnixSocket(_ path: String) throws -> Int32 {
     let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     try #require(listener >= 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-        for (index, byte) in path.utf8.enumerated() { bytes[index] = byte }
-    }
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
+    // The project's one sockaddr_un builder (nil only for a path too long).
+    let bound = UnixSocketAddress.withAddress(of: path) { bind(listener, $0, $1) }
     try #require(bound == 0 && listen(listener, 4) == 0)
     return listener
 }
