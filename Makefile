@@ -15,7 +15,7 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 CONFIGURATION ?= debug
 SWIFT ?= swift
 # Debian packages the build and the tests need.
-DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd
+DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev
 
 .PHONY: deps build run test test-swift test-clients test-realtime sanitize fuzz fuzz-smoke install uninstall clean
 

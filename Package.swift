@@ -61,7 +61,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "CFrameRatePosix"
+            name: "CFrameRatePosix",
+            // liburing (Debian's liburing-dev): the tick plane's batched sends.
+            linkerSettings: [.linkedLibrary("uring")]
         ),
         .target(
             name: "FrameRatePosix",
@@ -114,6 +116,7 @@ let package = Package(
             name: "framerated",
             dependencies: [
                 "FrameRateModel",
+                "FrameRatePosix",
                 "FrameRateProtocol",
                 "FrameRateServer",
                 "FrameRateSystemd",

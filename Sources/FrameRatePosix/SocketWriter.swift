@@ -23,8 +23,14 @@ import Synchronization
 ///   number could be reused by a new connection before the session learns of the close).
 ///   ``close()`` marks the writer closed and closes the descriptor under the lock; every
 ///   send checks the mark under the same lock, so a reused number is never written.
+/// - **Batched tick sends.** A fan-out thread may *claim* the socket (``claimForTicks()``),
+///   send outside the lock (in one io_uring submission with other connections' sends), and
+///   *land* the outcome (``landTicks(_:of:)``). While claimed, every other write queues, a
+///   flush waits for the landing, and a close defers releasing the descriptor to the landing;
+///   the landing puts an unsent remainder at the head of the queue. So order, whole lines and
+///   no-write-after-close hold across the unlocked send too.
 public final class SocketWriter: @unchecked Sendable {
-    // @unchecked: `state` is a Mutex (Sendable); `fanOutLines` and `fanOutEpoch` are plain
+    // @unchecked: `state` is a Mutex (Sendable); `fanOutEpoch` and `fanOutSegment` are plain
     // vars touched only by the one fan-out worker that owns this writer's shard (`shard`
     // is fixed at init), never by any other thread, so no two threads race on them.
 
@@ -79,6 +85,21 @@ public final class SocketWriter: @unchecked Sendable {
         var repliesInProgress = 0
         /// Tick lines written meanwhile, sent right after the reply.
         var heldTicks: ByteBuffer?
+        /// A fan-out thread is sending ticks on the descriptor outside the lock (``claimForTicks()``).
+        var ticksInFlight = false
+        /// ``close()`` came while ticks were in flight: the descriptor to close when they land.
+        var closeAfterLanding: Int32?
+    }
+
+    /// What a fan-out thread may do with this vsync's tick lines (``claimForTicks()``).
+    public enum TickClaim: Equatable, Sendable {
+        /// Send them to this descriptor now, outside the lock, then ``landTicks(_:of:)``.
+        case socket(Int32)
+        /// Hand them to ``writeTicks(_:)``: they must queue (bytes are queued, a reply is in
+        /// progress) or the destination is not a socket.
+        case indirect
+        /// The writer is closed or failed: drop them.
+        case closed
     }
 
     private let state: Mutex<State>
@@ -87,13 +108,14 @@ public final class SocketWriter: @unchecked Sendable {
     public let highWater: Int
     /// The fan-out worker that writes this connection's ticks.
     public let shard: Int
-    /// The connection's tick lines of the vsync being written (several links on one
+    /// The vsync whose lines are being gathered for this connection (several links on one
     /// connection are sent with one `send`). Fan-out worker only. Exclusivity is not
     /// checked at run time (a measurable share of the fan-out): only the one worker that
     /// owns this writer's shard ever touches it, one access at a time.
-    @exclusivity(unchecked) public var fanOutLines: ByteBuffer
-    /// The vsync whose lines ``fanOutLines`` holds. Fan-out worker only (see ``fanOutLines``).
     @exclusivity(unchecked) public var fanOutEpoch: UInt64 = 0
+    /// Where this connection's lines of vsync ``fanOutEpoch`` are gathered in the worker's
+    /// batch. Fan-out worker only (see ``fanOutEpoch``).
+    @exclusivity(unchecked) public var fanOutSegment: Int = 0
 
     /// A writer for `destination`.
     /// - Parameters:
@@ -105,7 +127,6 @@ public final class SocketWriter: @unchecked Sendable {
         self.highWater = highWater
         self.shard = shard
         self.observer = observer
-        self.fanOutLines = ByteBufferAllocator().buffer(capacity: 256)
     }
 
     /// Whether the queue is below the high-water mark.
@@ -130,7 +151,7 @@ public final class SocketWriter: @unchecked Sendable {
             sink(bytes)
             return .sent
         case .socket(let descriptor):
-            if state.queue == nil || state.queue!.readableBytes == 0 {
+            if !state.ticksInFlight && (state.queue == nil || state.queue!.readableBytes == 0) {
                 let outcome = bytes.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
                 switch outcome {
                 case .complete: return .sent
@@ -200,41 +221,94 @@ public final class SocketWriter: @unchecked Sendable {
     /// - Returns: whether the queue is now empty.
     @discardableResult
     public func flush() -> Bool {
-        state.withLock { state in
-            guard case .socket(let descriptor)? = state.destination, !state.failed, var queue = state.queue,
-                queue.readableBytes > 0
-            else { return true }
-            let outcome = queue.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
-            switch outcome {
-            case .complete:
-                queue.clear()
-            case .partial(let count):
-                queue.moveReaderIndex(forwardBy: count)
-                queue.discardReadBytes()
-            case .failed:
-                state.failed = true
-                state.queue = nil
-                if let drained = state.drained {
-                    state.drained = nil
-                    drained()
-                }
-                return true
-            }
-            state.queue = queue
-            let empty = queue.readableBytes == 0
-            if empty, let drained = state.drained {
+        state.withLock { flush(state: &$0) }
+    }
+
+    private func flush(state: inout State) -> Bool {
+        if state.ticksInFlight { return false }  // the landing flushes
+        guard case .socket(let descriptor)? = state.destination, !state.failed, var queue = state.queue,
+            queue.readableBytes > 0
+        else { return true }
+        let outcome = queue.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
+        switch outcome {
+        case .complete:
+            queue.clear()
+        case .partial(let count):
+            queue.moveReaderIndex(forwardBy: count)
+            queue.discardReadBytes()
+        case .failed:
+            state.failed = true
+            state.queue = nil
+            if let drained = state.drained {
                 state.drained = nil
                 drained()
             }
-            if empty {
-                if !state.writable {
-                    state.writable = true
-                    observer.writabilityChanged(true)
-                }
-            } else {
-                observer.needsFlush(descriptor)
+            return true
+        }
+        state.queue = queue
+        let empty = queue.readableBytes == 0
+        if empty, let drained = state.drained {
+            state.drained = nil
+            drained()
+        }
+        if empty {
+            if !state.writable {
+                state.writable = true
+                observer.writabilityChanged(true)
             }
-            return empty
+        } else {
+            observer.needsFlush(descriptor)
+        }
+        return empty
+    }
+
+    /// Claims the socket for this vsync's tick lines, to be sent outside the lock (see
+    /// the type's invariants). Only the fan-out worker that owns ``shard`` calls it, and it
+    /// must call ``landTicks(_:of:)`` once for every `.socket` claim.
+    public func claimForTicks() -> TickClaim {
+        state.withLock { state in
+            guard let destination = state.destination, !state.failed else { return .closed }
+            guard case .socket(let descriptor) = destination, !state.ticksInFlight, state.repliesInProgress == 0,
+                (state.queue?.readableBytes ?? 0) == 0
+            else { return .indirect }
+            state.ticksInFlight = true
+            return .socket(descriptor)
+        }
+    }
+
+    /// What the send of a claimed socket did with `bytes` (the lines it offered): queues the
+    /// unsent remainder ahead of anything written meanwhile, flushes, and carries out a
+    /// ``close()`` that came while the send was in flight.
+    public func landTicks(_ outcome: SystemCall.SendOutcome, of bytes: UnsafeRawBufferPointer) {
+        state.withLock { state in
+            precondition(state.ticksInFlight, "landTicks without claimForTicks")
+            state.ticksInFlight = false
+            if let descriptor = state.closeAfterLanding {
+                state.closeAfterLanding = nil
+                SystemCall.close(descriptor)
+                return
+            }
+            guard case .socket(let descriptor)? = state.destination, !state.failed else { return }
+            switch outcome {
+            case .complete:
+                break
+            case .partial(let count):
+                var remainder = ByteBuffer(bytes: UnsafeRawBufferPointer(rebasing: bytes[count...]))
+                if var queued = state.queue, queued.readableBytes > 0 {
+                    remainder.writeBuffer(&queued)
+                }
+                state.queue = nil
+                enqueue(remainder, descriptor: descriptor, state: &state)
+                return
+            case .failed:
+                state.failed = true
+                state.queue = nil
+            }
+            // Replies written while the ticks were in flight were queued behind them.
+            if flush(state: &state), let drained = state.drained {
+                state.drained = nil
+                drained()
+            }
         }
     }
 
@@ -244,7 +318,7 @@ public final class SocketWriter: @unchecked Sendable {
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             let queued = state.queue?.readableBytes ?? 0
-            if queued == 0 || state.failed || state.destination == nil { return true }
+            if (queued == 0 && !state.ticksInFlight) || state.failed || state.destination == nil { return true }
             state.drained = body
             return false
         }
@@ -259,7 +333,11 @@ public final class SocketWriter: @unchecked Sendable {
             state.queue = nil
             if case .socket(let descriptor) = destination {
                 observer.closing(descriptor)
-                SystemCall.close(descriptor)
+                if state.ticksInFlight {
+                    state.closeAfterLanding = descriptor  // still being sent on: released by landTicks
+                } else {
+                    SystemCall.close(descriptor)
+                }
             }
         }
     }

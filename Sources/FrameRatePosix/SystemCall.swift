@@ -16,6 +16,20 @@ public enum SystemCall {
         case partial(Int)
         /// The connection is gone (`EPIPE`, `ECONNRESET`, …): nothing more can be sent.
         case failed(errno: Int32)
+
+        /// The outcome of a send that returned `result` (a byte count, or a negative errno as
+        /// io_uring reports it) for `requested` bytes.
+        public init(result: Int, requested: Int) {
+            if result >= requested {
+                self = .complete
+            } else if result >= 0 {
+                self = .partial(result)
+            } else if -result == Int(EAGAIN) || -result == Int(EWOULDBLOCK) {
+                self = .partial(0)
+            } else {
+                self = .failed(errno: Int32(clamping: -result))
+            }
+        }
     }
 
     /// Sends `bytes` on `descriptor` without blocking and without `SIGPIPE`.

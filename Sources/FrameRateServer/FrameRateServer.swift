@@ -102,7 +102,7 @@ public final class FrameRateServer: Service, Sendable {
         }.get()
         core.withLock { $0 = bound }
         let engine = try TickEngine(
-            shared: shared, workers: configuration.fanOutThreads,
+            shared: shared, workers: configuration.fanOutThreads, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
                 rateChanged: { display, change in eventLoop.execute { bound.value.refreshRateChanged(display: display, change: change) } },
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
@@ -151,6 +151,18 @@ public final class FrameRateServer: Service, Sendable {
                 "daemon started on \(socketPath ?? "an inherited socket"): \(displays.joined(separator: "; ")); \(engine.workerCount) fan-out thread(s)",
                 metadata: ["event": "daemon-started", "socket": "\(socketPath ?? "inherited")", "pid": "\(getpid())"]
             )
+            let sends = engine.sendPath
+            if let reason = sends.fallbackReason {
+                bound.value.logger.warning(
+                    "tick sends use one send(2) per connection: io_uring is unavailable (\(reason))",
+                    metadata: ["event": "tick-send-path", "path": "\(sends.path.rawValue)"]
+                )
+            } else {
+                bound.value.logger.info(
+                    "tick sends use \(sends.path == .ioUring ? "one io_uring submission per vsync" : "one send(2) per connection")",
+                    metadata: ["event": "tick-send-path", "path": "\(sends.path.rawValue)"]
+                )
+            }
             hooks.ready(socketPath)
         }.get()
 

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 public import FrameRateModel
+public import FrameRatePosix
 public import FrameRateProtocol
 
 /// Everything `framerated` is told at start: where to listen, which displays
@@ -31,6 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var socketMode: UInt32
     /// Threads writing ticks (the tick plane's leader plus helpers). Default: ``defaultFanOutThreads``.
     public var fanOutThreads: Int
+    /// How the fan-out threads hand a vsync's sends to the kernel: one io_uring submission
+    /// (the default; `send` calls where the kernel refuses io_uring) or one `send` each.
+    public var tickSendPath: BatchSender.Path
 
     /// Half the online CPUs (at least 1, at most 8): the other half is left to the clients
     /// the ticks go to and to the control loop.
@@ -48,9 +52,11 @@ public struct ServerConfiguration: Sendable {
         limits: Limits = Limits(),
         adminGroup: String = "framerated-admin",
         socketMode: UInt32 = 0o666,
-        fanOutThreads: Int = ServerConfiguration.defaultFanOutThreads
+        fanOutThreads: Int = ServerConfiguration.defaultFanOutThreads,
+        tickSendPath: BatchSender.Path = .ioUring
     ) {
         self.fanOutThreads = max(1, fanOutThreads)
+        self.tickSendPath = tickSendPath
         self.listener = listener
         self.displays = displays
         self.governor = governor

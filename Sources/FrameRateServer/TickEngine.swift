@@ -47,18 +47,29 @@ final class TickEngine: Sendable {
     private let shared: SharedModel
     private let events: Events
     private let helpers: [FanOutHelper]
+    /// The leader's send side (shard 0); only the leader thread (or the harness, stepping) takes it.
+    private let outbox: Mutex<TickOutbox>
     /// Counts wake-ups that delivered ticks: each vsync's lines are collected per writer
     /// under this epoch (see ``SocketWriter/fanOutEpoch``).
     private let epoch = Atomic<UInt64>(0)
     private let stopping = Atomic<Bool>(false)
 
-    /// - Parameter workers: fan-out threads in all (the leader plus `workers - 1` helpers).
-    init(shared: SharedModel, workers: Int, events: Events) throws(PosixError) {
+    /// - Parameters:
+    ///   - workers: fan-out threads in all (the leader plus `workers - 1` helpers).
+    ///   - sendPath: how the threads hand their sends to the kernel, if it allows
+    ///     (``BatchSender/Path/ioUring`` falls back to `send` calls where io_uring is unavailable).
+    init(shared: SharedModel, workers: Int, sendPath: BatchSender.Path = .ioUring, events: Events) throws(PosixError) {
         self.shared = shared
         self.events = events
         var helpers: [FanOutHelper] = []
-        for _ in 1..<max(1, workers) { helpers.append(try FanOutHelper()) }
+        for _ in 1..<max(1, workers) { helpers.append(try FanOutHelper(sendPath: sendPath)) }
         self.helpers = helpers
+        self.outbox = Mutex(TickOutbox(path: sendPath))
+    }
+
+    /// The send path in use, and why io_uring is not if it was asked for.
+    var sendPath: (path: BatchSender.Path, fallbackReason: String?) {
+        outbox.withLock { ($0.sender.path, $0.sender.fallbackReason) }
     }
 
     /// The number of fan-out threads (leader included).
@@ -133,7 +144,7 @@ final class TickEngine: Sendable {
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {
                 helper.submit(shards[index + 1], epoch: epoch)
             }
-            Self.send(shards[0], epoch: epoch)
+            outbox.withLock { $0.send(shards[0], epoch: epoch) }
         }
         return wake.sleepUntil
     }
@@ -169,28 +180,6 @@ final class TickEngine: Sendable {
         }
     }
 
-    /// Encodes `deliveries` and sends them: each connection's lines of this vsync are
-    /// collected in its writer's ``SocketWriter/fanOutLines`` and sent with one write.
-    /// Runs on the thread that owns these writers' shard.
-    static func send(_ batch: Batch, epoch: UInt64) {
-        var touched: [SocketWriter] = []
-        touched.reserveCapacity(batch.deliveries.count)
-        batch.fields.withUnsafeBufferPointer { fields in
-            for delivery in batch.deliveries {
-                let writer = delivery.writer
-                if writer.fanOutEpoch != epoch {
-                    writer.fanOutEpoch = epoch
-                    writer.fanOutLines.clear()
-                    touched.append(writer)
-                }
-                TickLineEncoder.write(
-                    link: delivery.tick.link.rawValue, sequence: delivery.tick.sequence, skipped: delivery.tick.skipped,
-                    shared: fields[delivery.fields], into: &writer.fanOutLines
-                )
-            }
-        }
-        for writer in touched { writer.writeTicks(writer.fanOutLines) }
-    }
 }
 
 /// A fan-out thread other than the leader: sends the ticks of its shard's connections.
@@ -198,9 +187,12 @@ final class FanOutHelper: Sendable {
     private let jobs = Mutex<[(batch: TickEngine.Batch, epoch: UInt64)]>([])
     private let waiter: EventWaiter
     private let stopping = Atomic<Bool>(false)
+    /// This thread's send side; only its thread takes the lock.
+    private let outbox: Mutex<TickOutbox>
 
-    init() throws(PosixError) {
+    init(sendPath: BatchSender.Path) throws(PosixError) {
         waiter = try EventWaiter()
+        outbox = Mutex(TickOutbox(path: sendPath))
     }
 
     /// Queues one vsync's deliveries for this shard and wakes the thread.
@@ -217,7 +209,9 @@ final class FanOutHelper: Sendable {
                 defer { jobs.removeAll(keepingCapacity: true) }
                 return jobs
             }
-            for job in batch { TickEngine.send(job.batch, epoch: job.epoch) }
+            outbox.withLock { outbox in
+                for job in batch { outbox.send(job.batch, epoch: job.epoch) }
+            }
         }
     }
 

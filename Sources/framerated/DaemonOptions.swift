@@ -1,5 +1,6 @@
 import ArgumentParser
 import FrameRateModel
+import FrameRatePosix
 import FrameRateProtocol
 import FrameRateServer
 import Logging
@@ -107,6 +108,16 @@ struct DaemonOptions: ParsableArguments {
     )
     var fanoutThreads: Int?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How ticks reach the kernel: io_uring (one submission per vsync) or send (one call per connection).",
+            discussion: "io_uring falls back to send, with a warning in the log, where the kernel or a seccomp filter refuses it.",
+            valueName: "path"
+        )
+    )
+    var tickSends: BatchSender.Path = .ioUring
+
     func validate() throws {
         if let fanoutThreads, !(1...64).contains(fanoutThreads) {
             throw ValidationError("--fanout-threads must be between 1 and 64, got \(fanoutThreads)")
@@ -173,7 +184,8 @@ struct DaemonOptions: ParsableArguments {
                 reservedConnections: effectiveReservedConnections, partialLineTimeout: .seconds(partialLineTimeout)
             ),
             adminGroup: adminGroup,
-            fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads
+            fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads,
+            tickSendPath: tickSends
         )
     }
 

@@ -42,6 +42,14 @@ import Testing
         (12, 3, 0, 5_000_000_000_123),
     ]
 
+    /// Every digit count, including the 20 digits of `UInt64.max`, in each decimal field.
+    @Test(arguments: [0, 9, 10, 99, 100, 1_000_000, 9_999_999_999_999_999_999, 10_000_000_000_000_000_000, UInt64.max] as [UInt64])
+    func writesEachDecimalFieldExactly(value: UInt64) {
+        let line = String(buffer: Self.encode(link: value, sequence: value, skipped: value, timestamp: 1))
+        #expect(line.hasPrefix(#"{"jsonrpc":"2.0","method":"framerate.v1.DisplayLink/Tick","params":{"link":\#(value),"sequence":\#(value),"timestamp":"#))
+        #expect(line.hasSuffix(#","skipped":\#(value)}}"# + "\n"))
+    }
+
     @Test(arguments: roundTripCases)
     func roundTripsWhatTheEncoderWrites(link: UInt64, sequence: UInt64, skipped: UInt64, timestamp: Int64) throws {
         let line = Self.encode(link: link, sequence: sequence, skipped: skipped, timestamp: timestamp)

@@ -92,34 +92,50 @@ public enum TickLineEncoder {
         return buffer
     }
 
-    /// Appends one complete Tick line (ending in `\n`) to `buffer`.
+    /// Appends one complete Tick line (ending in `\n`) to `buffer`, reserving room once
+    /// and copying the parts with raw stores: one uniqueness and capacity check per line,
+    /// not one per part (the 120 Hz hot path).
     public static func write(link: UInt64, sequence: UInt64, skipped: UInt64, shared: ByteBuffer, into buffer: inout ByteBuffer) {
-        buffer.writeStaticString(prefix)
-        writeDecimal(link, into: &buffer)
-        buffer.writeStaticString(sequenceKey)
-        writeDecimal(sequence, into: &buffer)
-        buffer.writeImmutableBuffer(shared)
-        writeDecimal(skipped, into: &buffer)
-        buffer.writeStaticString(suffix)
+        shared.withUnsafeReadableBytes { shared in
+            // Each decimal is at most 20 digits (UInt64.max).
+            let room = prefix.utf8CodeUnitCount + sequenceKey.utf8CodeUnitCount + suffix.utf8CodeUnitCount + shared.count + 3 * 20
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
+                var at = copy(prefix, to: out, at: 0)
+                at = writeDecimal(link, to: out, at: at)
+                at = copy(sequenceKey, to: out, at: at)
+                at = writeDecimal(sequence, to: out, at: at)
+                out.baseAddress!.advanced(by: at).copyMemory(from: shared.baseAddress!, byteCount: shared.count)
+                at += shared.count
+                at = writeDecimal(skipped, to: out, at: at)
+                return copy(suffix, to: out, at: at)
+            }
+        }
     }
 
-    /// Writes `value` in decimal without allocating.
+    /// Copies `text` to `out` at `at`; returns the offset after it.
     @inline(__always)
-    static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
-        if value < 10 {
-            buffer.writeInteger(UInt8(ascii: "0") + UInt8(value))
-            return
+    private static func copy(_ text: StaticString, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+        out.baseAddress!.advanced(by: at).copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
+        return at + text.utf8CodeUnitCount
+    }
+
+    /// Writes `value` in decimal to `out` at `at` (room for 20 digits is the caller's);
+    /// returns the offset after it.
+    @inline(__always)
+    private static func writeDecimal(_ value: UInt64, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+        var digits = 1
+        var scale: UInt64 = 10
+        while digits < 20 && value >= scale {
+            digits += 1
+            scale = scale &* 10
         }
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
-        var count = 0
         var remaining = value
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            while remaining > 0 {
-                scratch[31 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                remaining /= 10
-                count += 1
-            }
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: scratch[(32 - count)...]))
-        }
+        var index = at + digits - 1
+        repeat {
+            out[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+            remaining /= 10
+            index -= 1
+        } while remaining > 0
+        return at + digits
     }
 }

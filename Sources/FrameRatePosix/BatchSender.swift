@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CFrameRatePosix
+public import NIOCore
+
+/// Sends one vsync's lines to many connections with as few system calls as the kernel
+/// allows: every connection's bytes are one segment of a single buffer, and the sends go
+/// to the kernel in one io_uring submission (one `io_uring_enter` per ``ringEntries``
+/// sends), or, where io_uring is unavailable, as one `send` per connection.
+///
+/// Each connection's writer is claimed before the sends and landed after them (see
+/// ``SocketWriter/claimForTicks()``), so a batch keeps the writer's order, whole-line and
+/// no-write-after-close guarantees although it sends outside the writers' locks.
+///
+/// One per fan-out thread, used by that thread only (its owner keeps it in a `Mutex`). A
+/// struct, so that its scratch arrays are not class properties with run-time exclusivity
+/// checks on every append.
+public struct BatchSender: ~Copyable {
+    /// How the sends reach the kernel.
+    public enum Path: String, Sendable, CaseIterable {
+        /// One io_uring submission for a batch.
+        case ioUring = "io_uring"
+        /// One `send(2)` per connection.
+        case sendCalls = "send"
+    }
+
+    /// One connection's bytes in a batch: `length` bytes at `offset` from the buffer's reader index.
+    public struct Segment {
+        public var writer: SocketWriter
+        public var offset: Int
+        public var length: Int
+
+        public init(writer: SocketWriter, offset: Int, length: Int) {
+            self.writer = writer
+            self.offset = offset
+            self.length = length
+        }
+    }
+
+    /// The path in use.
+    public let path: Path
+    /// Why io_uring is not in use when it was asked for (`nil` otherwise).
+    public let fallbackReason: String?
+    /// Sends per `io_uring_enter`.
+    public let ringEntries: UInt32
+
+    private let ring: SendRing?
+    // Scratch arrays reused from batch to batch (the owner thread only).
+    private var claimed: [Int] = []
+    private var descriptors: [Int32] = []
+    private var offsets: [UInt32] = []
+    private var lengths: [UInt32] = []
+    private var results: [Int32] = []
+
+    /// - Parameters:
+    ///   - preferred: the path to use if the kernel allows it (`.sendCalls` never fails).
+    ///   - ringEntries: io_uring submission slots (sends per `io_uring_enter`).
+    public init(preferred: Path, ringEntries: UInt32 = 1024) {
+        self.ringEntries = ringEntries
+        guard preferred == .ioUring else {
+            (ring, path, fallbackReason) = (nil, .sendCalls, nil)
+            return
+        }
+        do throws(PosixError) {
+            (ring, path, fallbackReason) = (try SendRing(entries: ringEntries), .ioUring, nil)
+        } catch {
+            (ring, path, fallbackReason) = (nil, .sendCalls, "\(error)")
+        }
+    }
+
+    /// Sends each segment of `bytes` to its writer's connection. A writer that cannot take
+    /// its lines at once (bytes queued, a reply in progress, not a socket) gets them through
+    /// ``SocketWriter/writeTicks(_:)``; a closed one drops them.
+    public mutating func send(_ bytes: ByteBuffer, segments: [Segment]) {
+        precondition(UInt32(exactly: bytes.readableBytes) != nil, "a batch above 4 GiB")
+        claimed.removeAll(keepingCapacity: true)
+        descriptors.removeAll(keepingCapacity: true)
+        offsets.removeAll(keepingCapacity: true)
+        lengths.removeAll(keepingCapacity: true)
+        for (index, segment) in segments.enumerated() {
+            switch segment.writer.claimForTicks() {
+            case .socket(let descriptor):
+                claimed.append(index)
+                descriptors.append(descriptor)
+                offsets.append(UInt32(truncatingIfNeeded: segment.offset))  // < readableBytes ≤ UInt32.max
+                lengths.append(UInt32(truncatingIfNeeded: segment.length))
+            case .indirect:
+                if let lines = bytes.getSlice(at: bytes.readerIndex + segment.offset, length: segment.length) {
+                    segment.writer.writeTicks(lines)
+                }
+            case .closed:
+                break
+            }
+        }
+        guard !claimed.isEmpty else { return }
+        bytes.withUnsafeReadableBytes { base in
+            if let ring {
+                results.removeAll(keepingCapacity: true)
+                results.append(contentsOf: repeatElement(0, count: claimed.count))
+                _ = descriptors.withUnsafeBufferPointer { fds in
+                    offsets.withUnsafeBufferPointer { offsets in
+                        lengths.withUnsafeBufferPointer { lengths in
+                            results.withUnsafeMutableBufferPointer { results in
+                                cframerated_send_ring_send_all(
+                                    ring.pointer, fds.baseAddress, base.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                    offsets.baseAddress, lengths.baseAddress, results.baseAddress,
+                                    UInt32(truncatingIfNeeded: fds.count)
+                                )
+                            }
+                        }
+                    }
+                }
+                for (slot, index) in claimed.enumerated() {
+                    let segment = segments[index]
+                    let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
+                    segment.writer.landTicks(SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length), of: lines)
+                }
+            } else {
+                for (slot, index) in claimed.enumerated() {
+                    let segment = segments[index]
+                    let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
+                    segment.writer.landTicks(SystemCall.send(descriptors[slot], lines), of: lines)
+                }
+            }
+        }
+    }
+}
+
+/// An io_uring for ``BatchSender`` (liburing's ring behind the C shim), torn down with its owner.
+final class SendRing {
+    let pointer: OpaquePointer
+
+    init(entries: UInt32) throws(PosixError) {
+        guard let pointer = cframerated_send_ring_create(entries) else {
+            throw PosixError(errno: errno, call: "io_uring_setup")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        cframerated_send_ring_destroy(pointer)
+    }
+}

@@ -1,0 +1,5 @@
+public import ArgumentParser
+import FrameRatePosix
+
+/// `--tick-sends io_uring|send`.
+extension BatchSender.Path: ExpressibleByArgument {}

@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+import FrameRatePosix
+import NIOCore
+import Synchronization
+import Testing
+
+/// The tick plane's batched sends over real socket pairs, on both paths (one io_uring
+/// submission, one `send` per connection): claimed sends keep the writer's order, a send
+/// that does not fit leaves its remainder ahead of later bytes, and a close during a send
+/// releases the descriptor only after it.
+@Suite struct BatchSenderTests {
+    typealias Pair = SocketWriterTests.Pair
+    typealias Events = SocketWriterTests.Events
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// `count` lines, `width` bytes each, for connection `connection`.
+    static func lines(connection: Int, count: Int, width: Int = 100) -> String {
+        (0..<count).map { index in
+            let body = "c\(connection) t\(index) "
+            return body + String(repeating: "x", count: max(0, width - body.utf8.count - 1)) + "\n"
+        }.joined()
+    }
+
+    @Test(arguments: BatchSender.Path.allCases)
+    func oneBatchReachesEveryConnectionWithEachOnesOwnBytes(path: BatchSender.Path) throws {
+        let pairs = try (0..<5).map { _ in try Pair(sendBuffer: 1 << 16) }
+        defer { for pair in pairs { close(pair.reading) } }
+        let writers = pairs.map { SocketWriter(destination: .socket($0.writing), highWater: 1 << 20) }
+        var sender = BatchSender(preferred: path)
+        var bytes = ByteBuffer()
+        var segments: [BatchSender.Segment] = []
+        for (index, writer) in writers.enumerated() {
+            let start = bytes.readableBytes
+            bytes.writeString(Self.lines(connection: index, count: index + 1))
+            segments.append(BatchSender.Segment(writer: writer, offset: start, length: bytes.readableBytes - start))
+        }
+        sender.send(bytes, segments: segments)
+        for (index, pair) in pairs.enumerated() {
+            #expect(Self.text(pair.drain()) == Self.lines(connection: index, count: index + 1))
+        }
+        for writer in writers { writer.close() }
+    }
+
+    @Test(arguments: BatchSender.Path.allCases)
+    func aSendThatDoesNotFitQueuesItsRemainderAheadOfLaterBytes(path: BatchSender.Path) throws {
+        let pair = try Pair(sendBuffer: 4096)
+        defer { close(pair.reading) }
+        let events = Events()
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20, observer: events.observer)
+        var sender = BatchSender(preferred: path)
+        // Far more than the socket buffer takes: the send is partial.
+        let ticks = Self.lines(connection: 0, count: 1000)
+        sender.send(ByteBuffer(string: ticks), segments: [BatchSender.Segment(writer: writer, offset: 0, length: ticks.utf8.count)])
+        #expect(writer.queuedBytes > 0)
+        #expect(events.flushRequests.withLock { $0 } == 1)
+        // A reply written after the batch goes behind the remainder.
+        #expect(writer.write(ByteBuffer(string: "reply\n")) == .queued)
+        var received = pair.drain()
+        while writer.queuedBytes > 0 {
+            writer.flush()
+            received += pair.drain()
+        }
+        #expect(Self.text(received) == ticks + "reply\n")
+        writer.close()
+    }
+
+    @Test func whileClaimedEveryOtherWriteQueuesAndTheLandingSendsItAfterTheTicks() throws {
+        let pair = try Pair(sendBuffer: 1 << 16)
+        defer { close(pair.reading) }
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20)
+        guard case .socket(let descriptor) = writer.claimForTicks() else {
+            Issue.record("an idle socket writer must be claimable")
+            return
+        }
+        #expect(writer.claimForTicks() == .indirect)  // one claim at a time
+        // The control loop replies while the fan-out thread's send is in flight.
+        #expect(writer.write(ByteBuffer(string: "reply\n")) == .queued)
+        #expect(writer.flush() == false)  // the landing flushes, not this
+        let ticks = Self.lines(connection: 0, count: 3)
+        Array(ticks.utf8).withUnsafeBytes { bytes in
+            writer.landTicks(SystemCall.send(descriptor, bytes), of: bytes)
+        }
+        #expect(Self.text(pair.drain()) == ticks + "reply\n")
+        #expect(writer.queuedBytes == 0)
+        writer.close()
+    }
+
+    @Test func aCloseDuringTheSendReleasesTheDescriptorOnlyAtTheLanding() throws {
+        let pair = try Pair(sendBuffer: 1 << 16)
+        defer { close(pair.reading) }
+        let events = Events()
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20, observer: events.observer)
+        guard case .socket(let descriptor) = writer.claimForTicks() else {
+            Issue.record("an idle socket writer must be claimable")
+            return
+        }
+        writer.close()
+        #expect(events.closed.withLock { $0 } == [descriptor])  // its owner stops watching at once
+        #expect(fcntl(descriptor, F_GETFD) >= 0)  // but the number is still ours: no reuse mid-send
+        let ticks = Self.lines(connection: 0, count: 1)
+        Array(ticks.utf8).withUnsafeBytes { bytes in
+            writer.landTicks(SystemCall.send(descriptor, bytes), of: bytes)
+        }
+        #expect(fcntl(descriptor, F_GETFD) == -1)
+        #expect(writer.claimForTicks() == .closed)
+        #expect(writer.write(ByteBuffer(string: "late\n")) == .discarded)
+    }
+
+    @Test func aReplyInProgressOrQueuedBytesSendTheTicksTheIndirectWay() throws {
+        let pair = try Pair(sendBuffer: 1 << 16)
+        defer { close(pair.reading) }
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20)
+        var sender = BatchSender(preferred: .ioUring)
+        writer.beginReply()
+        #expect(writer.claimForTicks() == .indirect)
+        let ticks = Self.lines(connection: 0, count: 2)
+        sender.send(ByteBuffer(string: ticks), segments: [BatchSender.Segment(writer: writer, offset: 0, length: ticks.utf8.count)])
+        #expect(pair.drain().isEmpty)  // held for the reply
+        writer.endReply(ByteBuffer(string: "reply\n"))
+        #expect(Self.text(pair.drain()) == "reply\n" + ticks)
+        writer.close()
+    }
+
+    @Test func aConnectionThatFailedDropsItsLinesAndTheOthersStillGetTheirs() throws {
+        let alive = try Pair(sendBuffer: 1 << 16)
+        let dead = try Pair(sendBuffer: 1 << 16)
+        defer { close(alive.reading) }
+        close(dead.reading)  // the peer is gone: the send fails with EPIPE
+        let writers = [alive, dead].map { SocketWriter(destination: .socket($0.writing), highWater: 1 << 20) }
+        var sender = BatchSender(preferred: .ioUring)
+        let line = "tick\n"
+        let bytes = ByteBuffer(string: line + line)
+        sender.send(bytes, segments: [
+            BatchSender.Segment(writer: writers[1], offset: 0, length: 5),
+            BatchSender.Segment(writer: writers[0], offset: 5, length: 5),
+        ])
+        #expect(Self.text(alive.drain()) == line)
+        #expect(writers[1].isClosed)
+        #expect(writers[1].write(ByteBuffer(string: line)) == .discarded)
+        for writer in writers { writer.close() }
+    }
+
+    @Test func theSendPathIsIoUringWhereTheKernelAllowsIt() throws {
+        var sender = BatchSender(preferred: .ioUring)
+        // `io_uring_disabled` 0 (or no such sysctl, before 6.6): io_uring is open to every process.
+        let disabled = (try? String(contentsOfFile: "/proc/sys/kernel/io_uring_disabled", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "0"
+        if disabled == "0" {
+            #expect(sender.path == .ioUring, "fell back: \(sender.fallbackReason ?? "no reason")")
+            #expect(sender.fallbackReason == nil)
+        } else {
+            #expect(sender.path == .sendCalls)
+            #expect(sender.fallbackReason != nil)
+        }
+        #expect(BatchSender(preferred: .sendCalls).path == .sendCalls)
+        #expect(BatchSender(preferred: .sendCalls).fallbackReason == nil)
+    }
+}
