@@ -49,7 +49,11 @@ let package = Package(
         .target(
             name: "FrameRateModel",
             dependencies: ["UntrustedText"],
-            swiftSettings: strictSettings
+            // Full cross-module optimization in release builds: the model is generic over its
+            // clock, and the tick plane (FrameRateServer) must be able to specialize its
+            // per-vsync pacing for the monotonic clock instead of calling it through witness
+            // tables and run-time generic metadata on every tick.
+            swiftSettings: strictSettings + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
         ),
         .target(
             name: "FrameRateProtocol",

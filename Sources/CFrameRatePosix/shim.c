@@ -97,9 +97,10 @@ void cframerated_set_thread_name(const char *name) {
 struct cframerated_send_ring {
     struct io_uring ring;
     unsigned entries;
+    unsigned files;
 };
 
-cframerated_send_ring *cframerated_send_ring_create(unsigned entries) {
+cframerated_send_ring *cframerated_send_ring_create(unsigned entries, unsigned files) {
     cframerated_send_ring *ring = calloc(1, sizeof *ring);
     if (ring == NULL) { errno = ENOMEM; return NULL; }
     // SUBMIT_ALL: one failing send does not stop the rest of the batch from being submitted.
@@ -113,7 +114,16 @@ cframerated_send_ring *cframerated_send_ring_create(unsigned entries) {
     }
     if (result < 0) { free(ring); errno = -result; return NULL; }
     ring->entries = params.sq_entries ? params.sq_entries : entries;
+    if (files > 0 && io_uring_register_files_sparse(&ring->ring, files) == 0) ring->files = files;
     return ring;
+}
+
+unsigned cframerated_send_ring_files(const cframerated_send_ring *ring) { return ring->files; }
+
+int cframerated_send_ring_set_file(cframerated_send_ring *ring, unsigned slot, int32_t fd) {
+    if (slot >= ring->files) return -EINVAL;
+    int result = io_uring_register_files_update(&ring->ring, slot, &fd, 1);
+    return result < 0 ? result : 0;
 }
 
 void cframerated_send_ring_destroy(cframerated_send_ring *ring) {
@@ -122,9 +132,9 @@ void cframerated_send_ring_destroy(cframerated_send_ring *ring) {
     free(ring);
 }
 
-int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *base,
-                                   const uint32_t *offsets, const uint32_t *lengths, int32_t *results,
-                                   uint32_t count) {
+int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
+                                   const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
+                                   int32_t *results, uint32_t count) {
     const int32_t unknown = INT32_MIN;
     uint32_t next = 0;
     while (next < count) {
@@ -135,6 +145,7 @@ int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *f
             uint32_t index = next + queued;
             results[index] = unknown;
             io_uring_prep_send(sqe, fds[index], base + offsets[index], lengths[index], MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (fixed[index]) sqe->flags |= IOSQE_FIXED_FILE;
             io_uring_sqe_set_data64(sqe, index);
             queued += 1;
         }

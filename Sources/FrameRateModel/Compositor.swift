@@ -25,7 +25,7 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Every display's id, in configuration order. The first is the default display.
-    public var displayIDs: [DisplayID] { displays.map(\.id) }
+    public var displayIDs: [DisplayID] { displays.map { $0.id } }  // not `map(\.id)`: a key path is built at run time on every call (the tick plane asks per vsync)
 
     /// The number of links on every display.
     public var linkCount: Int { displayOfLink.count }

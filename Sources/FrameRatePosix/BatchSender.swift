@@ -53,19 +53,24 @@ public struct BatchSender: ~Copyable {
     private var descriptors: [Int32] = []
     private var offsets: [UInt32] = []
     private var lengths: [UInt32] = []
+    private var fixed: [UInt8] = []
     private var results: [Int32] = []
 
     /// - Parameters:
     ///   - preferred: the path to use if the kernel allows it (`.sendCalls` never fails).
     ///   - ringEntries: io_uring submission slots (sends per `io_uring_enter`).
-    public init(preferred: Path, ringEntries: UInt32 = 1024) {
+    ///   - registeredFiles: io_uring registered-file slots (connections whose descriptor
+    ///     number is below it are sent to without a per-send file lookup). Default: one per
+    ///     descriptor the process may open, at most 65,536.
+    public init(preferred: Path, ringEntries: UInt32 = 1024, registeredFiles: UInt32? = nil) {
         self.ringEntries = ringEntries
         guard preferred == .ioUring else {
             (ring, path, fallbackReason) = (nil, .sendCalls, nil)
             return
         }
         do throws(PosixError) {
-            (ring, path, fallbackReason) = (try SendRing(entries: ringEntries), .ioUring, nil)
+            let ring = try SendRing(entries: ringEntries, files: registeredFiles ?? SendRing.defaultFiles)
+            (self.ring, path, fallbackReason) = (ring, .ioUring, nil)
         } catch {
             (ring, path, fallbackReason) = (nil, .sendCalls, "\(error)")
         }
@@ -80,9 +85,16 @@ public struct BatchSender: ~Copyable {
         descriptors.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
+        fixed.removeAll(keepingCapacity: true)
         for (index, segment) in segments.enumerated() {
             switch segment.writer.claimForTicks() {
-            case .socket(let descriptor):
+            case .socket(let descriptor, let registered):
+                var isFixed = registered
+                if !registered, let ring, ring.register(descriptor) {
+                    segment.writer.noteRegistered(in: ring)
+                    isFixed = true
+                }
+                fixed.append(isFixed ? 1 : 0)
                 claimed.append(index)
                 descriptors.append(descriptor)
                 offsets.append(UInt32(truncatingIfNeeded: segment.offset))  // < readableBytes ≤ UInt32.max
@@ -101,14 +113,17 @@ public struct BatchSender: ~Copyable {
                 results.removeAll(keepingCapacity: true)
                 results.append(contentsOf: repeatElement(0, count: claimed.count))
                 _ = descriptors.withUnsafeBufferPointer { fds in
-                    offsets.withUnsafeBufferPointer { offsets in
-                        lengths.withUnsafeBufferPointer { lengths in
-                            results.withUnsafeMutableBufferPointer { results in
-                                cframerated_send_ring_send_all(
-                                    ring.pointer, fds.baseAddress, base.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                    offsets.baseAddress, lengths.baseAddress, results.baseAddress,
-                                    UInt32(truncatingIfNeeded: fds.count)
-                                )
+                    fixed.withUnsafeBufferPointer { fixed in
+                        offsets.withUnsafeBufferPointer { offsets in
+                            lengths.withUnsafeBufferPointer { lengths in
+                                results.withUnsafeMutableBufferPointer { results in
+                                    cframerated_send_ring_send_all(
+                                        ring.pointer, fds.baseAddress, fixed.baseAddress,
+                                        base.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                        offsets.baseAddress, lengths.baseAddress, results.baseAddress,
+                                        UInt32(truncatingIfNeeded: fds.count)
+                                    )
+                                }
                             }
                         }
                     }
@@ -129,18 +144,53 @@ public struct BatchSender: ~Copyable {
     }
 }
 
-/// An io_uring for ``BatchSender`` (liburing's ring behind the C shim), torn down with its owner.
-final class SendRing {
+/// An io_uring for ``BatchSender`` (liburing's ring behind the C shim) with a table of
+/// registered files: a connection's descriptor number is its slot, so a send names the
+/// socket without the kernel looking it up (and reference-counting it) each time.
+///
+/// `@unchecked Sendable`: submissions (``BatchSender/send(_:segments:)``) happen only on
+/// the thread that owns the ``BatchSender`` holding this ring (it is `~Copyable` and kept in
+/// that thread's `Mutex`). Other threads only call ``unregister(_:)`` (from
+/// ``SocketWriter/close()``): one `io_uring_register` system call, which the kernel
+/// serializes with submissions and which touches no user-space ring state.
+final class SendRing: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Registered-file slots: descriptors below this number can be registered.
+    let files: Int32
 
-    init(entries: UInt32) throws(PosixError) {
-        guard let pointer = cframerated_send_ring_create(entries) else {
+    /// - Parameters:
+    ///   - entries: submission slots (sends per `io_uring_enter`).
+    ///   - files: registered-file slots wanted (0: none; the kernel may refuse the table).
+    init(entries: UInt32, files: UInt32) throws(PosixError) {
+        guard let pointer = cframerated_send_ring_create(entries, files) else {
             throw PosixError(errno: errno, call: "io_uring_setup")
         }
         self.pointer = pointer
+        self.files = Int32(clamping: cframerated_send_ring_files(pointer))
     }
 
     deinit {
         cframerated_send_ring_destroy(pointer)
+    }
+
+    /// Registers `descriptor` in its slot; `false` if it is beyond the table or the kernel refused.
+    func register(_ descriptor: Int32) -> Bool {
+        guard descriptor >= 0, descriptor < files else { return false }
+        return cframerated_send_ring_set_file(pointer, UInt32(descriptor), descriptor) == 0
+    }
+
+    /// Empties `descriptor`'s slot (before the descriptor is closed: the table holds its own
+    /// reference to the socket, which would keep the connection open).
+    func unregister(_ descriptor: Int32) {
+        guard descriptor >= 0, descriptor < files else { return }
+        _ = cframerated_send_ring_set_file(pointer, UInt32(descriptor), -1)
+    }
+
+    /// The registered-file slots to ask for: one per descriptor the process may open
+    /// (`RLIMIT_NOFILE`), at most 65,536.
+    static var defaultFiles: UInt32 {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        return UInt32(min(limit.rlim_cur, 65_536))
     }
 }

@@ -89,12 +89,16 @@ public final class SocketWriter: @unchecked Sendable {
         var ticksInFlight = false
         /// ``close()`` came while ticks were in flight: the descriptor to close when they land.
         var closeAfterLanding: Int32?
+        /// The io_uring whose file table holds the descriptor (slot = descriptor number); the
+        /// slot is emptied before the descriptor is closed.
+        var registeredIn: SendRing?
     }
 
     /// What a fan-out thread may do with this vsync's tick lines (``claimForTicks()``).
     public enum TickClaim: Equatable, Sendable {
-        /// Send them to this descriptor now, outside the lock, then ``landTicks(_:of:)``.
-        case socket(Int32)
+        /// Send them to this descriptor now, outside the lock, then ``landTicks(_:of:)``;
+        /// `registered`: the descriptor is in the sending ring's file table already.
+        case socket(Int32, registered: Bool)
         /// Hand them to ``writeTicks(_:)``: they must queue (bytes are queued, a reply is in
         /// progress) or the destination is not a socket.
         case indirect
@@ -272,8 +276,24 @@ public final class SocketWriter: @unchecked Sendable {
                 (state.queue?.readableBytes ?? 0) == 0
             else { return .indirect }
             state.ticksInFlight = true
-            return .socket(descriptor)
+            return .socket(descriptor, registered: state.registeredIn != nil)
         }
+    }
+
+    /// The claimed descriptor was put in `ring`'s file table: empty the slot before closing it.
+    func noteRegistered(in ring: SendRing) {
+        state.withLock { state in
+            precondition(state.ticksInFlight, "noteRegistered outside a claim")
+            state.registeredIn = ring
+        }
+    }
+
+    /// Closes the descriptor, first emptying its slot in a ring's file table (whose own
+    /// reference to the socket would keep the connection open).
+    private static func release(_ descriptor: Int32, state: inout State) {
+        state.registeredIn?.unregister(descriptor)
+        state.registeredIn = nil
+        SystemCall.close(descriptor)
     }
 
     /// What the send of a claimed socket did with `bytes` (the lines it offered): queues the
@@ -285,7 +305,7 @@ public final class SocketWriter: @unchecked Sendable {
             state.ticksInFlight = false
             if let descriptor = state.closeAfterLanding {
                 state.closeAfterLanding = nil
-                SystemCall.close(descriptor)
+                Self.release(descriptor, state: &state)
                 return
             }
             guard case .socket(let descriptor)? = state.destination, !state.failed else { return }
@@ -336,7 +356,7 @@ public final class SocketWriter: @unchecked Sendable {
                 if state.ticksInFlight {
                     state.closeAfterLanding = descriptor  // still being sent on: released by landTicks
                 } else {
-                    SystemCall.close(descriptor)
+                    Self.release(descriptor, state: &state)
                 }
             }
         }

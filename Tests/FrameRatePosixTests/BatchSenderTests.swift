@@ -74,7 +74,7 @@ import Testing
         let pair = try Pair(sendBuffer: 1 << 16)
         defer { close(pair.reading) }
         let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20)
-        guard case .socket(let descriptor) = writer.claimForTicks() else {
+        guard case .socket(let descriptor, _) = writer.claimForTicks() else {
             Issue.record("an idle socket writer must be claimable")
             return
         }
@@ -96,7 +96,7 @@ import Testing
         defer { close(pair.reading) }
         let events = Events()
         let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20, observer: events.observer)
-        guard case .socket(let descriptor) = writer.claimForTicks() else {
+        guard case .socket(let descriptor, _) = writer.claimForTicks() else {
             Issue.record("an idle socket writer must be claimable")
             return
         }
@@ -144,6 +144,50 @@ import Testing
         #expect(writers[1].isClosed)
         #expect(writers[1].write(ByteBuffer(string: line)) == .discarded)
         for writer in writers { writer.close() }
+    }
+
+    /// Whether the peer of `pair.reading` has closed: EOF after the bytes still queued.
+    static func peerClosed(_ pair: Pair) -> Bool {
+        _ = pair.drain()
+        var byte: UInt8 = 0
+        return recv(pair.reading, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+    }
+
+    @Test func aRegisteredConnectionIsSentToThroughItsSlotAndClosesForItsPeerWhenTheWriterCloses() throws {
+        var sender = BatchSender(preferred: .ioUring)
+        try #require(sender.path == .ioUring, "io_uring unavailable: \(sender.fallbackReason ?? "")")
+        let pairs = try (0..<2).map { _ in try Pair(sendBuffer: 1 << 16) }
+        defer { for pair in pairs { close(pair.reading) } }
+        let writers = pairs.map { SocketWriter(destination: .socket($0.writing), highWater: 1 << 20) }
+        let line = "tick\n"
+        for _ in 0..<2 {
+            sender.send(ByteBuffer(string: line + line), segments: [
+                BatchSender.Segment(writer: writers[0], offset: 0, length: 5),
+                BatchSender.Segment(writer: writers[1], offset: 5, length: 5),
+            ])
+        }
+        // The first batch registered both descriptors; the second went through the slots.
+        guard case .socket(let descriptor, let registered) = writers[0].claimForTicks() else {
+            Issue.record("claimable")
+            return
+        }
+        #expect(registered)
+        Array(line.utf8).withUnsafeBytes { writers[0].landTicks(SystemCall.send(descriptor, $0), of: $0) }
+        for pair in pairs { #expect(Self.text(pair.drain()) == line + line + (pair.reading == pairs[0].reading ? line : "")) }
+        // Closing a writer empties its slot first: the table's reference to the socket would
+        // otherwise keep the connection open, and its peer would never see the end.
+        writers[0].close()
+        #expect(Self.peerClosed(pairs[0]))
+        #expect(!Self.peerClosed(pairs[1]))
+        // A close while a send is in flight releases slot and socket at the landing.
+        guard case .socket(let second, true) = writers[1].claimForTicks() else {
+            Issue.record("claimable and registered")
+            return
+        }
+        writers[1].close()
+        #expect(!Self.peerClosed(pairs[1]))
+        Array(line.utf8).withUnsafeBytes { writers[1].landTicks(SystemCall.send(second, $0), of: $0) }
+        #expect(Self.peerClosed(pairs[1]))
     }
 
     @Test func theSendPathIsIoUringWhereTheKernelAllowsIt() throws {

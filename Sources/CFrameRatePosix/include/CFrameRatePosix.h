@@ -59,22 +59,34 @@ void cframerated_set_thread_name(const char *name);
 /// An io_uring used to send many buffers to many sockets with one system call (liburing).
 typedef struct cframerated_send_ring cframerated_send_ring;
 
-/// A ring of `entries` submission slots, or NULL with errno set (ENOSYS: no io_uring in this
-/// kernel; EPERM: disabled by sysctl or a seccomp filter; ENOMEM).
-cframerated_send_ring *cframerated_send_ring_create(unsigned entries);
+/// A ring of `entries` submission slots with a table of `files` registered-file slots (0:
+/// none), or NULL with errno set (ENOSYS: no io_uring in this kernel; EPERM: disabled by
+/// sysctl or a seccomp filter; ENOMEM). A kernel that refuses the file table gets a ring
+/// without one (`cframerated_send_ring_files` then reports 0).
+cframerated_send_ring *cframerated_send_ring_create(unsigned entries, unsigned files);
 
 /// Tears the ring down (NULL is allowed).
 void cframerated_send_ring_destroy(cframerated_send_ring *ring);
 
-/// Sends `count` buffers, `lengths[i]` bytes at `base + offsets[i]` to socket `fds[i]`, each as
-/// one non-blocking `send(MSG_DONTWAIT | MSG_NOSIGNAL)`, submitted in as few `io_uring_enter`
-/// calls as the ring's size allows (one per `entries` sends), and waits until every one has
-/// completed, which is at once: a non-blocking send completes inline. `results[i]` is the
-/// byte count sent (possibly fewer than offered) or a negative errno (-EAGAIN: nothing fitted).
-/// Returns 0, or a negative errno if the ring itself failed (then results are undefined for the
-/// sends not yet completed, which are marked -ECANCELED).
-int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *base,
-                                   const uint32_t *offsets, const uint32_t *lengths, int32_t *results,
-                                   uint32_t count);
+/// The ring's registered-file slots (0: no table).
+unsigned cframerated_send_ring_files(const cframerated_send_ring *ring);
+
+/// Puts `fd` in registered-file slot `slot` (`fd` -1 empties it). The table holds its own
+/// reference to the open file until the slot is emptied. Unlike submissions, this may be
+/// called from any thread. Returns 0 or a negative errno.
+int cframerated_send_ring_set_file(cframerated_send_ring *ring, unsigned slot, int32_t fd);
+
+/// Sends `count` buffers, `lengths[i]` bytes at `base + offsets[i]` to socket `fds[i]` (a
+/// registered-file slot when `fixed[i]` is nonzero), each as one non-blocking
+/// `send(MSG_DONTWAIT | MSG_NOSIGNAL)`, submitted in as few `io_uring_enter` calls as the
+/// ring's size allows (one per `entries` sends), and waits until every one has completed,
+/// which is at once: a non-blocking send completes inline. `results[i]` is the byte count
+/// sent (possibly fewer than offered) or a negative errno (-EAGAIN: nothing fitted). Returns
+/// 0, or a negative errno if the ring itself failed: then every send whose outcome is unknown
+/// is marked -ECANCELED (failed, never "unsent", which could repeat bytes). Only the thread
+/// that owns the ring may call this.
+int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
+                                   const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
+                                   int32_t *results, uint32_t count);
 
 #endif
