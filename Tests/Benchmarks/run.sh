@@ -62,6 +62,30 @@ for ((r = 1; r <= REPEAT; r++)); do
   done
 done
 
+# The send path: the same load with one send(2) per connection instead of one io_uring
+# submission per vsync (--tick-sends send), one run each at 1,000 and 2,000 links.
+for n in $([[ -n ${LOAD_ONLY:-} ]] || echo 1000 2000); do
+  quiet
+  echo "send path: N=$n with send(2)" >&2
+  timeout 300 "$fb" load --spawn-daemon --links "$n" --duration "$DURATION" --processes "$PROCESSES" --probe-interval 0.05 \
+    --daemon-arg=--tick-sends --daemon-arg=send --json >"$out/sendcalls-$n.json" 2>"$out/sendcalls-$n.err" || true
+done
+
+# Fan-out threads: one thread pinned to one core (taskset -c 1) against two threads on both
+# cores (taskset -c 0,1), at 2,000 and 4,000 links; the generator runs unpinned beside them.
+for n in $([[ -n ${LOAD_ONLY:-} ]] || echo ${SCALING_NS:-2000 4000}); do
+  for k in 1 2; do
+    cpus=$([[ $k == 1 ]] && echo 1 || echo 0,1)
+    pinned="$out/framerated-taskset-$k"
+    printf '#!/bin/sh\nexec taskset -c %s "%s" "$@"\n' "$cpus" "$bin/framerated" >"$pinned"
+    chmod +x "$pinned"
+    quiet
+    echo "scaling: N=$n, $k fan-out thread(s) on CPUs $cpus" >&2
+    timeout 300 "$fb" load --spawn-daemon --framerated "$pinned" --links "$n" --duration "$DURATION" --processes "$PROCESSES" \
+      --probe-interval 0.05 --daemon-arg=--fanout-threads --daemon-arg="$k" --json >"$out/scaling-$n-$k.json" 2>"$out/scaling-$n-$k.err" || true
+  done
+done
+
 # Links per connection: 1,000 links on 1,000, 100 and 16 connections.
 for c in $([[ -n ${LOAD_ONLY:-} ]] || echo 1000 100 16); do
   quiet

@@ -129,6 +129,37 @@ if baseline:
               f"/ {fmt(med([f['ticks']['expected'] for f in fbs]))} | {fmt(med([f['daemon']['cpu_pct'] for f in fbs]), 1)} % "
               f"| {fmt(med([max(f['control_us']['register']['p99'], f['control_us']['health']['p99']) for f in fbs]))} µs |")
 
+def load_row(f):
+    rate = f["ticks"]["received"] / f["duration"] if f["duration"] else 0
+    per_tick = f["daemon"]["cpu_pct"] / 100 / rate * 1e6 if rate else None
+    return (f"{fmt(f['latency_us']['p50'])} / {fmt(f['latency_us']['p99'])} / {fmt(f['latency_us']['p999'])} "
+            f"| {fmt(f['ticks']['dropped'])} / {fmt(f['ticks']['expected'])} | {f['daemon']['cpu_pct']:.1f} % | {fmt(per_tick, 2)}")
+
+
+sends = [(n, load_json(f"{out}/sendcalls-{n}.json")) for n in (1000, 2000)]
+if any(f for _, f in sends):
+    print()
+    print("The send path: one run each with `--tick-sends send` (one send(2) per connection), beside the medians "
+          "above (one io_uring submission per vsync).")
+    print()
+    print("| N | sends | p50 / p99 / p99.9 µs | dropped / expected | daemon CPU | daemon µs per tick |")
+    print("|---|---|---|---|---|---|")
+    for n, f in sends:
+        if f:
+            print(f"| {n:,} | send(2) | {load_row(f)} |")
+
+scaling = [(n, k, load_json(f"{out}/scaling-{n}-{k}.json")) for n in (2000, 4000) for k in (1, 2)]
+if any(f for _, _, f in scaling):
+    print()
+    print("Fan-out threads under taskset: one thread on CPU 1 against two threads on CPUs 0–1, one run each; the "
+          "generator is not pinned.")
+    print()
+    print("| N | fan-out threads (CPUs) | p50 / p99 / p99.9 µs | dropped / expected | daemon CPU | daemon µs per tick |")
+    print("|---|---|---|---|---|---|")
+    for n, k, f in scaling:
+        if f:
+            print(f"| {n:,} | {k} ({'1' if k == 1 else '0,1'}) | {load_row(f)} |")
+
 print()
 print("Links per connection (1,000 links at 120 Hz): daemon CPU per delivered tick.")
 print()
