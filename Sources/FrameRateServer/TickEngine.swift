@@ -30,10 +30,13 @@ final class TickEngine: Sendable {
         var watchdog: @Sendable () -> Void = {}
     }
 
-    /// A tick with the connection it goes to and which of the vsync's shared encoded
-    /// field segments it uses (an index: no reference to retain per tick).
+    /// A tick's own fields with the connection it goes to and which of the vsync's shared
+    /// encoded field segments it uses (an index: no reference to retain per tick). Only
+    /// what differs from link to link is copied, not the whole `Tick`.
     struct Delivery {
-        let tick: Tick<MonotonicClock.Instant>
+        let link: UInt64
+        let sequence: UInt64
+        let skipped: UInt64
         let writer: SocketWriter
         let fields: Int
     }
@@ -176,7 +179,9 @@ final class TickEngine: Sendable {
                     last = targets.count - 1
                 }
             }
-            shards[writer.shard % shards.count].deliveries.append(Delivery(tick: tick, writer: writer, fields: base + last))
+            shards[writer.shard % shards.count].deliveries.append(
+                Delivery(link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer, fields: base + last)
+            )
         }
     }
 

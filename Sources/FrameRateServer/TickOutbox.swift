@@ -51,8 +51,8 @@ struct TickOutbox: ~Copyable {
                 while index >= 0 {
                     let delivery = batch.deliveries[index]
                     TickLineEncoder.write(
-                        link: delivery.tick.link.rawValue, sequence: delivery.tick.sequence,
-                        skipped: delivery.tick.skipped, shared: fields[delivery.fields], into: &lines
+                        link: delivery.link, sequence: delivery.sequence, skipped: delivery.skipped,
+                        shared: fields[delivery.fields], into: &lines
                     )
                     index = next[index]
                 }

@@ -17,7 +17,7 @@ final class ReadinessSet {
     private let set: EpollSet
 
     init() throws {
-        set = try EpollSet()
+        set = try EpollSet(capacity: 4096)
     }
 
     /// Adds `fd`, watched for input and hang-up: edge-triggered, or level-triggered
