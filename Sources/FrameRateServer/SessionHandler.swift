@@ -77,7 +77,8 @@ final class SessionHandler: ChannelDuplexHandler {
         if session.writer.isClosed {
             // The peer is gone (a send failed): nothing it asked for can be answered.
             queue.removeAll()
-            context.close(promise: nil)
+            closing = true
+            Self.closeOnALaterTurn(context.channel)
             return
         }
         var budget = core.configuration.limits.requestsPerTurn
@@ -170,7 +171,17 @@ final class SessionHandler: ChannelDuplexHandler {
     /// Closes the connection once every reply written to it is in the kernel.
     private func closeWhenDrained(context: ChannelHandlerContext, session: Session) {
         let channel = context.channel
-        session.writer.whenDrained { channel.close(promise: nil) }
+        session.writer.whenDrained { Self.closeOnALaterTurn(channel) }
+    }
+
+    /// Closes `channel` on a later turn of its loop, never from inside NIO's read cycle. At
+    /// the end of input NIO calls `channelReadComplete` and then half-closes the input
+    /// (`close0(mode: .input)`), which assumes the channel is still registered: a full close
+    /// from inside that callout (``drain(context:)`` runs there) would be followed by a
+    /// half-close of an unregistered channel, an assertion failure in NIO's debug builds.
+    /// A client killed between two ticks, with nothing left unread, led there.
+    private static func closeOnALaterTurn(_ channel: any Channel) {
+        channel.eventLoop.execute { channel.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
