@@ -257,11 +257,14 @@ FR_API unsigned fr_reconnects(const fr_conn *conn);
 FR_API const fr_error *fr_last_error(const fr_conn *conn);
 
 /* DisplayLink/Register. On FR_ERPC, fr_last_error has e.g. INVALID_ARGUMENT with
- * field "range.minimum", NOT_FOUND (no such display), RESOURCE_EXHAUSTED. */
+ * field "range.minimum", NOT_FOUND (no such display), RESOURCE_EXHAUSTED.
+ * Like every request (fr_update, fr_pause, fr_resume, fr_call, fr_watch_start):
+ * FR_ERECONNECTING at once while the daemon is gone, or when the connection
+ * dropped before the answer; FR_ECLOSED (or the give-up reason) once it is closed for good. */
 FR_API int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out);
 
 /* The next tick of `link` into *tick. Blocks up to timeout_ms (< 0 forever,
- * 0 just checks). Reads and queues ticks of the connection's other links
+ * 0 just checks), waiting through a reconnect (it makes the attempts). Reads and queues ticks of the connection's other links
  * (each keeps its newest 16; older ones are dropped and counted in skipped).
  * Returns FR_OK, FR_ETIMEDOUT, FR_EENDED (the link ended: fr_link_error), or
  * the error that broke the connection when reconnect is off. */

@@ -20,8 +20,8 @@ reconnects::
 
     while True:
         select.select([conn], [], [])
-        while (tick := link.poll_tick()) is not None:
-            render(tick)
+        while (waiting := link.poll_tick()) is not None:
+            render(waiting)
 """
 
 from __future__ import annotations
@@ -176,6 +176,11 @@ class Connection:
     @property
     def reconnects(self) -> int:
         return self._conn.reconnects
+
+    @property
+    def policy(self) -> ReconnectPolicy:
+        """The backoff and attempt limit used when the connection drops."""
+        return self._conn.policy
 
     @property
     def async_connection(self) -> aio.Connection:
