@@ -93,11 +93,12 @@ python-package:
 
 ## test-realtime: the release daemon under attack (Tests/Realtime/test_attacks.py: floods from an
 ## unprivileged user must not cost a root 120 Hz link its ticks) and its wake-ups (test_wakeups.py).
-## Release, because the bounds are the product's real-time promise; pytest comes from test-clients.
+## Release, because the bounds are the product's real-time promise; pytest is installed if missing.
 test-realtime: deps
 	$(SWIFT) build -c release --product framerated
 	@set -e; bin="$$($(SWIFT) build -c release --show-bin-path)"; \
-	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet pytest; \
+	python3 -m pip --version >/dev/null 2>&1 || { echo "installing python3-pip"; DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip; }; \
+	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet pytest; \
 	echo "pytest Tests/Realtime (FRAMERATED_BIN_DIR=$$bin)"; \
 	FRAMERATED_BIN_DIR="$$bin" python3 -m pytest -q -p no:cacheprovider Tests/Realtime
 
