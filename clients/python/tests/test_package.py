@@ -50,7 +50,8 @@ def test_display_link_async_with_invalidates(daemon):
                 assert isinstance(tick, framerate.Tick)
             assert link.ended and not list((await conn.state()).links())
             with pytest.raises(framerate.LinkEnded):
-                await link.next_tick(1)
+                for _ in range(100):  # ticks queued before the invalidation come first
+                    await link.next_tick(1)
             with pytest.raises(TimeoutError):
                 paused = await conn.register(30, 60, 60, paused=True)
                 await paused.next_tick(0.2)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import signal
 import time
 
@@ -52,6 +53,8 @@ def test_calls_fail_at_once_while_the_daemon_is_gone(daemon):
             # A call in flight when the connection drops fails at once: the daemon
             # is frozen (no answer), then killed.
             daemon.process.send_signal(signal.SIGSTOP)
+            _, status = os.waitpid(daemon.process.pid, os.WUNTRACED)  # stopped now
+            assert os.WIFSTOPPED(status)
             pending = asyncio.ensure_future(conn.health())
             await asyncio.sleep(0)  # the request is written
             daemon.process.kill()
