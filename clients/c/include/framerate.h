@@ -183,7 +183,7 @@ typedef struct fr_event {
     uint64_t link;            /* linkAdded/linkUpdated/linkRemoved: the daemon's link id; else 0 */
     double from;              /* refreshRateChanged: the old rate, Hz; else 0 */
     double to;                /* refreshRateChanged: the new rate, Hz; else 0 */
-    uint64_t lost;            /* events dropped just before this one (the queue was full) */
+    uint64_t lost;            /* older undelivered events dropped to queue this one (the queue was full) */
     const char *params_json;  /* the notification's params as compact JSON (ids inside are the
                                * daemon's); resynchronized: {"watch":ID,"kind":"resynchronized","state":STATE} */
 } fr_event;
@@ -314,7 +314,7 @@ FR_API int fr_call_async(fr_conn *conn, const char *method, const char *params_j
 /* Compositor/Watch: subscribes to compositor events. *state_json (if not NULL)
  * gets the GetState result taken with the subscription, to free with fr_free.
  * With fn, fr_dispatch delivers the events to it; without, fr_next_event
- * returns them. The newest 256 undelivered events are kept (fr_event.lost
+ * returns them. The newest 256 undelivered events (at most 32 MiB of JSON) are kept (fr_event.lost
  * counts the dropped). After a reconnect the watch is started again (same
  * fr_watch_id) and its next event is "resynchronized". */
 FR_API int fr_watch_start(fr_conn *conn, fr_event_fn fn, void *user, fr_watch **out, char **state_json);

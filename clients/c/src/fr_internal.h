@@ -9,8 +9,10 @@
 #define FR_MAX_LINE ((size_t)16 << 20)
 /* Undelivered ticks kept per link (the newest). */
 #define FR_TICK_QUEUE 16
-/* Undelivered events kept per watch (the newest). */
+/* Undelivered events kept per watch (the newest): at most this many, and at most
+ * FR_EVENT_QUEUE_BYTES of event JSON (a resynchronized event carries a whole state). */
 #define FR_EVENT_QUEUE 256
+#define FR_EVENT_QUEUE_BYTES ((size_t)32 << 20)
 
 typedef enum fr_msg_kind {
     FR_MSG_IGNORED,          /* valid, but nothing for this library (batch replies, other ids, unknown notifications) */

@@ -86,6 +86,7 @@ struct fr_watch {
     queued_event queue[FR_EVENT_QUEUE];
     unsigned head;
     unsigned count;
+    size_t queued_bytes;     /* the JSON of the queued events */
     uint64_t lost;           /* events dropped since the last one queued */
     queued_event current;    /* the event fr_next_event returned last (owned until the next call) */
     fr_event_fn fn;
@@ -843,14 +844,17 @@ static void watch_push(fr_watch *watch, const char *kind, int64_t display, uint6
         watch->lost++;
         return;
     }
-    if (watch->count == FR_EVENT_QUEUE) {
+    size_t bytes = strlen(json);
+    while (watch->count > 0 && (watch->count == FR_EVENT_QUEUE || watch->queued_bytes + bytes > FR_EVENT_QUEUE_BYTES)) {
         queued_event *old = &watch->queue[watch->head];
+        watch->queued_bytes -= strlen(old->json);
         free(old->kind);
         free(old->json);
         watch->head = (watch->head + 1) % FR_EVENT_QUEUE;
         watch->count--;
         watch->lost++;
     }
+    watch->queued_bytes += bytes;
     queued_event *q = &watch->queue[(watch->head + watch->count) % FR_EVENT_QUEUE];
     memset(q, 0, sizeof *q);
     q->kind = kind_copy;
@@ -1691,6 +1695,7 @@ static void pop_event(fr_watch *watch) {
     free(watch->current.kind);
     free(watch->current.json);
     watch->current = watch->queue[watch->head];
+    watch->queued_bytes -= strlen(watch->current.json);
     memset(&watch->queue[watch->head], 0, sizeof watch->queue[watch->head]);
     watch->head = (watch->head + 1) % FR_EVENT_QUEUE;
     watch->count--;

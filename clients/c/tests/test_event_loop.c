@@ -179,6 +179,26 @@ static void test_dispatch_routes_ticks_events_and_replies(void) {
     fr_close(conn);
 }
 
+static void test_event_queue_keeps_the_newest(void) {
+    fr_conn *conn = connect_ok();
+    fr_watch *watch = NULL;
+    CHECK(fr_watch_start(conn, NULL, NULL, &watch, NULL) == FR_OK);
+    /* 300 capsChanged events, unread while the SetCaps answers are read. */
+    for (int i = 0; i < 300; i++)
+        CHECK(fr_call(conn, "framerate.v1.Compositor/SetCaps", i % 2 ? "{\"lowPowerMode\":true}" : "{\"lowPowerMode\":false}", NULL) == FR_OK);
+    fr_event event;
+    int count = 0;
+    uint64_t lost = 0;
+    while (fr_next_event(watch, &event, 0) == FR_OK) {
+        if (strcmp(event.kind, "capsChanged") == 0) count++;
+        lost += event.lost;
+    }
+    CHECK_MSG(count == FR_EVENT_QUEUE && lost == 300 - FR_EVENT_QUEUE, "%d kept, %llu lost", count, (unsigned long long)lost);
+    CHECK(fr_call(conn, "framerate.v1.Compositor/SetCaps", "{\"lowPowerMode\":false}", NULL) == FR_OK);
+    CHECK(fr_unwatch(watch) == FR_OK);
+    fr_close(conn);
+}
+
 static void test_calls_fail_at_once_while_the_daemon_is_gone(void) {
     fr_conn *conn = connect_ok();
     fr_link *link = register_ok(conn, 30, 60, 60, 0, 0, "c-outage");
@@ -281,6 +301,7 @@ int main(void) {
     daemon_setup();
     RUN(test_backoff_is_the_protocol_rule);
     RUN(test_dispatch_routes_ticks_events_and_replies);
+    RUN(test_event_queue_keeps_the_newest);
     RUN(test_calls_fail_at_once_while_the_daemon_is_gone);
     RUN(test_backoff_against_a_stopped_daemon);
     printf("%d checks, %d failed\n", test_checks, test_failures);
