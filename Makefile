@@ -17,7 +17,7 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev
 
-.PHONY: deps build run test test-swift test-clients test-realtime sanitize fuzz fuzz-smoke install uninstall clean
+.PHONY: deps build run test test-swift test-clients python-package test-realtime sanitize fuzz fuzz-smoke install uninstall clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -53,27 +53,52 @@ test-swift:
 	FRAMERATED_BIN_DIR="$$bin" $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter IntegrationTests --skip SystemdEndToEndTests --no-parallel && \
 	FRAMERATED_BIN_DIR="$$bin" FRAMERATED_REQUIRE_SYSTEMD_E2E=1 $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter SystemdEndToEndTests
 
-## test-clients: the Python package (pip-installed, then pytest) and the C library (its make test:
-## ASan/UBSan parser fuzz, daemon tests, install check), each against the built framerated.
-test-clients: deps
+## test-clients: the Python package (built as an sdist and a wheel by `python -m build` in the
+## venv .build/python-venv, the wheel installed there, mypy --strict, then pytest) and the C library
+## (its make test: ASan/UBSan parser fuzz, daemon and event-loop tests, install check), each
+## against the built framerated.
+PYTHON_VENV := .build/python-venv
+PYTHON_DIST := .build/python-dist
+test-clients: deps python-package
 	$(SWIFT) build -c $(CONFIGURATION) --product framerated
 	@set -e; bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"; \
-	export PIP_BREAK_SYSTEM_PACKAGES=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore; \
-	python3 -m pip --version >/dev/null 2>&1 || { echo "installing python3-pip"; DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip; }; \
-	python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install --quiet pytest; \
-	isolation=""; python3 -c 'import setuptools, wheel, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 61)' 2>/dev/null && isolation=--no-build-isolation; \
-	echo "pip install ./clients/python $$isolation"; python3 -m pip install --quiet $$isolation ./clients/python; \
-	echo "pytest clients/python/tests (FRAMERATED_BIN_DIR=$$bin)"; \
-	FRAMERATED_BIN_DIR="$$bin" python3 -m pytest -q -p no:cacheprovider clients/python/tests; \
+	echo "mypy --strict clients/python/src/framerate"; \
+	$(PYTHON_VENV)/bin/python -m mypy --strict --cache-dir .build/mypy-cache clients/python/src/framerate; \
+	echo "pytest clients/python/tests (the installed wheel; FRAMERATED_BIN_DIR=$$bin)"; \
+	FRAMERATED_BIN_DIR="$$bin" $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests; \
 	$(MAKE) --no-print-directory -C clients/c test FRAMERATED_BIN_DIR="$$bin"
+
+## python-package: the Python client's sdist and wheel in .build/python-dist (`python -m build`,
+## from PyPI into the venv .build/python-venv with mypy and pytest), the wheel installed in the venv.
+python-package:
+	@set -e; export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore; \
+	if [ ! -x $(PYTHON_VENV)/bin/python ]; then \
+	  python3 -m venv $(PYTHON_VENV) 2>/dev/null || { rm -rf $(PYTHON_VENV); echo "installing python3-venv"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv && \
+	    python3 -m venv $(PYTHON_VENV); }; \
+	fi; \
+	$(PYTHON_VENV)/bin/python -m pip install --quiet build mypy pytest; \
+	rm -rf $(PYTHON_DIST); \
+	echo "python -m build clients/python"; \
+	$(PYTHON_VENV)/bin/python -m build --outdir $(PYTHON_DIST) clients/python >$(PYTHON_DIST).log 2>&1 || { cat $(PYTHON_DIST).log; exit 1; }; \
+	$(PYTHON_VENV)/bin/python -c 'import glob, sys, tarfile, zipfile; \
+	  wheel = zipfile.ZipFile(glob.glob("$(PYTHON_DIST)/framerate-*.whl")[0]).namelist(); \
+	  sdist = tarfile.open(glob.glob("$(PYTHON_DIST)/framerate-*.tar.gz")[0]).getnames(); \
+	  missing = [n for n in ("framerate/py.typed", "framerate/aio.py") if n not in wheel] + \
+	    [n for n in ("src/framerate/py.typed", "README.md", "pyproject.toml") if not any(s.endswith(n) for s in sdist)]; \
+	  sys.exit(f"missing from the packages: {missing}" if missing else 0)'; \
+	ls $(PYTHON_DIST); \
+	$(PYTHON_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps $(PYTHON_DIST)/framerate-*.whl
 
 ## test-realtime: the release daemon under attack (Tests/Realtime/test_attacks.py: floods from an
 ## unprivileged user must not cost a root 120 Hz link its ticks) and its wake-ups (test_wakeups.py).
-## Release, because the bounds are the product's real-time promise; pytest comes from test-clients.
+## Release, because the bounds are the product's real-time promise; pytest is installed if missing.
 test-realtime: deps
 	$(SWIFT) build -c release --product framerated
 	@set -e; bin="$$($(SWIFT) build -c release --show-bin-path)"; \
-	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet pytest; \
+	python3 -m pip --version >/dev/null 2>&1 || { echo "installing python3-pip"; DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip; }; \
+	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet pytest; \
 	echo "pytest Tests/Realtime (FRAMERATED_BIN_DIR=$$bin)"; \
 	FRAMERATED_BIN_DIR="$$bin" python3 -m pytest -q -p no:cacheprovider Tests/Realtime
 

@@ -13,15 +13,37 @@
  * daemon answered with an error: fr_last_error(conn) has its gRPC status
  * (code, name), message and the offending field.
  *
- * Reconnect (on by default): when the daemon goes away, the next call that
- * needs it reconnects with backoff (50 ms doubling to 1 s) for up to 30 s and
- * registers every live link again with its latest range and paused flag. The
- * fr_link pointers, their fr_link_id and their tick numbering stay the same
- * (only fr_link_daemon_id changes); the first tick after the reconnect reports
- * the outage as one gap: skipped = max(1, round((timestamp - last.timestamp) *
- * callback_rate) - 1), rounding half away from zero (0 for a link that was
- * paused), and sequence == previous.sequence + skipped + 1 keeps holding, as in
- * the Swift and Python clients.
+ * Reconnect (on by default) follows the rule every framerated client follows
+ * (docs/protocol.md, "Reconnecting"): when the daemon goes away, attempt n
+ * (0 first) waits min(1 s, 10 ms * 2^n) stretched by a random factor in
+ * [0.9, 1.1] (at most 1 s), see fr_reconnect_delay_ms; the library gives up
+ * after 30 s (fr_set_reconnect) or a number of failed attempts
+ * (fr_set_reconnect_policy). Calls that were waiting for an answer when the
+ * connection dropped, and calls made while it is down, fail at once with
+ * FR_ERECONNECTING (a call made while down first makes the reconnect attempt
+ * if one is due). fr_next_tick waits through the outage; fr_dispatch makes
+ * the attempts when fr_timeout_ms says one is due. After a reconnect every
+ * live link is registered again with its latest range, paused flag, label,
+ * display and entitlement, and every live watch again (its first event is
+ * "resynchronized", carrying the new state). The fr_link pointers, their
+ * fr_link_id and their tick numbering stay the same (only fr_link_daemon_id
+ * changes); the first tick after the reconnect reports the outage as one gap:
+ * skipped = max(1, round((timestamp - last.timestamp) * callback_rate) - 1),
+ * rounding half away from zero (0 for a link that was paused), and
+ * sequence == previous.sequence + skipped + 1 keeps holding, as in the Swift
+ * and Python clients.
+ *
+ * The socket descriptor changes on a reconnect: fr_fd() is -1 while the
+ * connection is down and a new descriptor after it is back, and
+ * fr_fd_generation() counts every such change. An event loop either builds
+ * its poll set from fr_fd() before every wait (poll ignores -1), or, with
+ * epoll, compares fr_fd_generation() after each fr_* call and re-adds fr_fd():
+ *
+ *     for (;;) {
+ *         struct pollfd p = { fr_fd(conn), POLLIN, 0 };
+ *         poll(&p, 1, fr_timeout_ms(conn));     // wakes for a reconnect attempt too
+ *         if (fr_dispatch(conn) != FR_OK) break; // ticks, events, replies -> callbacks
+ *     }
  *
  *     fr_conn *conn;
  *     fr_link *link;
@@ -50,7 +72,7 @@ extern "C" {
 #endif
 
 #define FR_VERSION_MAJOR 0
-#define FR_VERSION_MINOR 1
+#define FR_VERSION_MINOR 2
 #define FR_VERSION_PATCH 0
 
 /* Error codes: FR_OK, or a negative value. */
@@ -67,7 +89,9 @@ typedef enum fr_err {
     FR_ECLOSED = -9,     /* the connection is closed and will not reconnect */
     FR_ERPC = -10,       /* the daemon answered with an error: see fr_last_error() */
     FR_EENDED = -11,     /* the link has ended: see fr_link_error() */
-    FR_EUNTRUSTED = -12  /* the process on the socket is not root, the framerated user or you: see fr_connect_error() */
+    FR_EUNTRUSTED = -12, /* the process on the socket is not root, the framerated user or you: see fr_connect_error() */
+    FR_ERECONNECTING = -13 /* the daemon went away and the connection is reconnecting: the call was not made,
+                            * or its answer was lost with the old connection; call again once it is back */
 } fr_err;
 
 /* gRPC status codes, as fr_error.grpc_code. */
@@ -117,6 +141,21 @@ typedef struct fr_link_options {
 
 #define FR_LINK_OPTIONS_INIT { { 0, 0, 0 }, -1, 0, 0, NULL }
 
+/* How a connection comes back after the daemon goes away (the rule of
+ * docs/protocol.md, "Reconnecting", the same as the Swift client's
+ * ReconnectPolicy): attempt n (0 first) waits
+ * min(maximum_delay_ms, initial_delay_ms * multiplier^n) times a random factor
+ * in [1 - jitter, 1 + jitter], at most maximum_delay_ms. */
+typedef struct fr_reconnect_policy {
+    double initial_delay_ms;  /* the wait before the first attempt, ms (default 10) */
+    double maximum_delay_ms;  /* the longest wait, ms, jitter included (default 1000) */
+    double multiplier;        /* the factor each wait grows by, >= 1 (default 2) */
+    double jitter;            /* the random stretch, a fraction in [0, 1] (default 0.1: +-10 %) */
+    int maximum_attempts;     /* failed attempts in a row before giving up; 0: no limit (default) */
+} fr_reconnect_policy;
+
+#define FR_RECONNECT_POLICY_DEFAULT { 10, 1000, 2, 0.1, 0 }
+
 /* A link's state as the library knows it. */
 typedef struct fr_link_state {
     uint64_t id;              /* fr_link_id: the daemon's id at the first registration, kept */
@@ -131,6 +170,35 @@ typedef struct fr_link_state {
 
 typedef struct fr_conn fr_conn;
 typedef struct fr_link fr_link;
+typedef struct fr_watch fr_watch;
+
+/* One compositor event (framerate.v1.Compositor/Event), or the library's
+ * "resynchronized" event after a reconnect. The strings are valid until the
+ * callback returns, or until the next fr_next_event/fr_unwatch on the watch. */
+typedef struct fr_event {
+    uint64_t watch;           /* fr_watch_id (kept across reconnects) */
+    const char *kind;         /* refreshRateChanged, linkAdded, linkUpdated, linkRemoved, capsChanged,
+                               * resynchronized; ignore kinds you do not know */
+    int64_t display;          /* the display id, or -1 when the event has none */
+    uint64_t link;            /* linkAdded/linkUpdated/linkRemoved: the daemon's link id; else 0 */
+    double from;              /* refreshRateChanged: the old rate, Hz; else 0 */
+    double to;                /* refreshRateChanged: the new rate, Hz; else 0 */
+    uint64_t lost;            /* older undelivered events dropped to queue this one (the queue was full) */
+    const char *params_json;  /* the notification's params as compact JSON (ids inside are the
+                               * daemon's); resynchronized: {"watch":ID,"kind":"resynchronized","state":STATE} */
+} fr_event;
+
+/* Callbacks fr_dispatch calls. From a callback you may call fr_frame_done,
+ * fr_update, fr_pause, fr_resume, fr_call and the getters; fr_invalidate and
+ * fr_unwatch return FR_EINVAL there, and fr_close must not be called: do those
+ * after fr_dispatch returns. */
+/* A tick of `link`; tick is NULL once the link has ended (fr_link_error says why). */
+typedef void (*fr_tick_fn)(fr_link *link, const fr_tick *tick, void *user);
+/* An event of `watch`; event is NULL once the watch has ended. */
+typedef void (*fr_event_fn)(fr_watch *watch, const fr_event *event, void *user);
+/* The answer to fr_call_async: rc FR_OK with result_json (compact JSON), FR_ERPC
+ * with error, or FR_ERECONNECTING / FR_ECLOSED when the connection dropped first. */
+typedef void (*fr_reply_fn)(fr_conn *conn, int rc, const char *result_json, const fr_error *error, void *user);
 
 /* A sentence for an fr_err. */
 FR_API const char *fr_strerror(int err);
@@ -154,28 +222,57 @@ FR_API const char *fr_connect_error(void);
 /* Closes the connection (the daemon releases its links) and frees every fr_link of it. */
 FR_API void fr_close(fr_conn *conn);
 
-/* Reconnect on (default) or off, and how long to keep trying (ms, < 0 forever; default 30000). */
+/* Reconnect on (default) or off, and how long to keep trying after the drop
+ * (ms, < 0 forever; default 30000); the policy's maximum_attempts also applies. */
 FR_API int fr_set_reconnect(fr_conn *conn, int enabled, int timeout_ms);
+/* The backoff and attempt limit (copied); FR_EINVAL unless 0 <= initial <= maximum,
+ * multiplier >= 1 and finite, 0 <= jitter <= 1, maximum_attempts >= 0. */
+FR_API int fr_set_reconnect_policy(fr_conn *conn, const fr_reconnect_policy *policy);
+/* The wait before attempt `attempt` (0 first), ms, for `random` in [0, 1]
+ * (0.5: no jitter): min(maximum, initial * multiplier^attempt) * (1 + jitter * (2 * random - 1)),
+ * at most maximum_delay_ms. A pure function: the library calls it with a random number. */
+FR_API double fr_reconnect_delay_ms(const fr_reconnect_policy *policy, unsigned attempt, double random);
 /* How long a request waits for its answer (ms; default 5000). */
 FR_API int fr_set_request_timeout(fr_conn *conn, int timeout_ms);
 FR_API const char *fr_conn_path(const fr_conn *conn);
-/* The socket descriptor, for poll(2) (-1 while disconnected; it changes on reconnect). */
+/* The socket descriptor, for poll(2): -1 while the connection is down; a new one
+ * after each reconnect (see fr_fd_generation). */
 FR_API int fr_fd(const fr_conn *conn);
+/* Counts the changes of fr_fd(): +1 when the connection drops (fd -1) and +1 when
+ * it is back (a new fd). Compare it after fr_* calls to know when to re-register
+ * the descriptor with epoll. */
+FR_API unsigned fr_fd_generation(const fr_conn *conn);
+/* How long an event loop may wait before calling fr_dispatch, ms: -1 (wait for
+ * fr_fd() to be readable), 0 (call it now: buffered lines, queued callbacks, or
+ * the connection closed for good) or the time until the next reconnect attempt. */
+FR_API int fr_timeout_ms(const fr_conn *conn);
+/* Reads what the socket has without blocking (or makes a due reconnect attempt)
+ * and calls the callbacks: fr_call_async replies, ticks of links with a tick
+ * callback, events of watches with an event callback. Returns FR_OK, or the
+ * error of a connection closed for good (FR_ECLOSED, or the give-up reason). */
+FR_API int fr_dispatch(fr_conn *conn);
 /* How many times the connection was re-established. */
 FR_API unsigned fr_reconnects(const fr_conn *conn);
 /* The latest error: the daemon's answer after FR_ERPC, or what ended a link. */
 FR_API const fr_error *fr_last_error(const fr_conn *conn);
 
 /* DisplayLink/Register. On FR_ERPC, fr_last_error has e.g. INVALID_ARGUMENT with
- * field "range.minimum", NOT_FOUND (no such display), RESOURCE_EXHAUSTED. */
+ * field "range.minimum", NOT_FOUND (no such display), RESOURCE_EXHAUSTED.
+ * Like every request (fr_update, fr_pause, fr_resume, fr_call, fr_watch_start):
+ * FR_ERECONNECTING at once while the daemon is gone, or when the connection
+ * dropped before the answer; FR_ECLOSED (or the give-up reason) once it is closed for good. */
 FR_API int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out);
 
 /* The next tick of `link` into *tick. Blocks up to timeout_ms (< 0 forever,
- * 0 just checks). Reads and queues ticks of the connection's other links
+ * 0 just checks), waiting through a reconnect (it makes the attempts). Reads and queues ticks of the connection's other links
  * (each keeps its newest 16; older ones are dropped and counted in skipped).
  * Returns FR_OK, FR_ETIMEDOUT, FR_EENDED (the link ended: fr_link_error), or
  * the error that broke the connection when reconnect is off. */
 FR_API int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms);
+
+/* Delivers the link's ticks to fn from fr_dispatch instead of queueing them for
+ * fr_next_tick (NULL goes back to queueing). */
+FR_API int fr_set_tick_callback(fr_link *link, fr_tick_fn fn, void *user);
 
 /* DisplayLink/FrameDone as a notification: the frame for tick `sequence` is done.
  * Dropped (FR_OK) while reconnecting. */
@@ -208,6 +305,27 @@ FR_API int fr_link_error(const fr_link *link, fr_error *why);
  * started this way (Register, Watch) are not routed. */
 FR_API int fr_call(fr_conn *conn, const char *method, const char *params_json, char **result_json);
 FR_API void fr_free(void *pointer);
+/* The same request without waiting: fn gets the answer from fr_dispatch (or from
+ * a blocking call that read it). FR_ERECONNECTING at once while the connection
+ * is down; a drop before the answer calls fn with FR_ERECONNECTING (or FR_ECLOSED).
+ * fr_close drops pending replies without calling fn. */
+FR_API int fr_call_async(fr_conn *conn, const char *method, const char *params_json, fr_reply_fn fn, void *user);
+
+/* Compositor/Watch: subscribes to compositor events. *state_json (if not NULL)
+ * gets the GetState result taken with the subscription, to free with fr_free.
+ * With fn, fr_dispatch delivers the events to it; without, fr_next_event
+ * returns them. The newest 256 undelivered events (at most 32 MiB of JSON) are kept (fr_event.lost
+ * counts the dropped). After a reconnect the watch is started again (same
+ * fr_watch_id) and its next event is "resynchronized". */
+FR_API int fr_watch_start(fr_conn *conn, fr_event_fn fn, void *user, fr_watch **out, char **state_json);
+/* The next event into *event (its strings valid until the next call on this
+ * watch). Blocks up to timeout_ms (< 0 forever, 0 just checks); FR_OK,
+ * FR_ETIMEDOUT, or FR_EENDED once the watch ended (the connection closed for good). */
+FR_API int fr_next_event(fr_watch *watch, fr_event *event, int timeout_ms);
+/* Compositor/Unwatch, then frees the watch (whatever the result). */
+FR_API int fr_unwatch(fr_watch *watch);
+/* The watch's id: the daemon's at the first subscription, kept across reconnects. */
+FR_API uint64_t fr_watch_id(const fr_watch *watch);
 
 #ifdef __cplusplus
 }

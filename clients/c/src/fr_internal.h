@@ -9,6 +9,10 @@
 #define FR_MAX_LINE ((size_t)16 << 20)
 /* Undelivered ticks kept per link (the newest). */
 #define FR_TICK_QUEUE 16
+/* Undelivered events kept per watch (the newest): at most this many, and at most
+ * FR_EVENT_QUEUE_BYTES of event JSON (a resynchronized event carries a whole state). */
+#define FR_EVENT_QUEUE 256
+#define FR_EVENT_QUEUE_BYTES ((size_t)32 << 20)
 
 typedef enum fr_msg_kind {
     FR_MSG_IGNORED,          /* valid, but nothing for this library (batch replies, other ids, unknown notifications) */
@@ -27,7 +31,13 @@ typedef struct fr_msg {
     const fr_json *result;   /* RESULT */
     fr_error error;          /* ERROR, UNSOLICITED_ERROR, CLOSED (status and message) */
     fr_tick tick;            /* TICK */
-    uint64_t link;           /* CLOSED */
+    uint64_t link;           /* CLOSED; EVENT: the link id of linkAdded/linkUpdated/linkRemoved, else 0 */
+    /* EVENT */
+    uint64_t watch;          /* the daemon's watch id */
+    char event_kind[48];     /* truncated if longer */
+    int64_t display;         /* -1 when absent */
+    double from, to;         /* refreshRateChanged, Hz */
+    char *event_json;        /* owned: the params object's text, NUL-terminated */
 } fr_msg;
 
 /* Decodes one line from the daemon (without its "\n"). Returns FR_OK (msg
@@ -42,6 +52,10 @@ int fr__conn_from_fd(int fd, fr_conn **out);
 /* Whether a daemon running as peer_uid is trusted by a client running as own_uid:
  * root, own_uid, or the framerated service user's uid (when that user exists). */
 int fr__trusts_uid(unsigned peer_uid, unsigned own_uid, int has_service_uid, unsigned service_uid);
+
+/* The wait before reconnect attempt `attempt`, ms (fr_reconnect_delay_ms) for a
+ * policy known to be valid; and whether a policy is valid. */
+int fr__policy_valid(const fr_reconnect_policy *policy);
 
 /* gRPC status number of a status name (FR_GRPC_UNKNOWN if unknown). */
 int fr__grpc_code(const char *status);

@@ -27,11 +27,12 @@
 #define M_FRAME_DONE "framerate.v1.DisplayLink/FrameDone"
 #define M_CLOSED "framerate.v1.DisplayLink/Closed"
 #define M_EVENT "framerate.v1.Compositor/Event"
+#define M_WATCH "framerate.v1.Compositor/Watch"
+#define M_UNWATCH "framerate.v1.Compositor/Unwatch"
 
 #define READ_CHUNK 65536
-#define BACKOFF_FIRST_MS 50
-#define BACKOFF_MAX_MS 1000
-#define CALL_ATTEMPTS 4
+/* Reads one fr_dispatch makes at most before it calls back (bounds its latency). */
+#define DISPATCH_READS 16
 
 enum { GAP_NONE, GAP_RECONNECTED, GAP_RESUMED };
 
@@ -64,7 +65,47 @@ struct fr_link {
     uint64_t last_delivered;
     int ended;
     fr_error why;
+    fr_tick_fn tick_fn;      /* fr_set_tick_callback: ticks go to it from fr_dispatch */
+    void *tick_user;
+    int end_reported;        /* tick_fn was told that the link ended */
 };
+
+/* One queued event of a watch (owned strings). */
+typedef struct queued_event {
+    fr_event event;
+    char *kind;
+    char *json;
+} queued_event;
+
+struct fr_watch {
+    fr_conn *conn;
+    fr_watch *next;
+    uint64_t app_id;         /* the daemon's id at the first subscription, kept */
+    uint64_t daemon_id;      /* the id on the current socket's daemon (valid while bound) */
+    int bound;
+    queued_event queue[FR_EVENT_QUEUE];
+    unsigned head;
+    unsigned count;
+    size_t queued_bytes;     /* the JSON of the queued events */
+    uint64_t lost;           /* events dropped since the last one queued */
+    queued_event current;    /* the event fr_next_event returned last (owned until the next call) */
+    fr_event_fn fn;
+    void *user;
+    int ended;
+    int end_reported;
+};
+
+/* A request of fr_call_async awaiting its answer (or its callback). */
+typedef struct async_call {
+    struct async_call *next;
+    uint64_t id;
+    fr_reply_fn fn;
+    void *user;
+    int done;
+    int rc;
+    char *result;            /* FR_OK: the result's JSON */
+    fr_error error;          /* FR_ERPC */
+} async_call;
 
 /* How the socket path was chosen (docs/protocol.md, "Finding the daemon"). */
 enum { SRC_EXPLICIT, SRC_ENVIRONMENT, SRC_PER_USER, SRC_SYSTEM };
@@ -81,6 +122,10 @@ struct fr_conn {
     size_t scanned;          /* bytes at the start of buf known to hold no '\n' */
     uint64_t next_id;
     fr_link *links;
+    fr_watch *watches;
+    async_call *asyncs;
+    int in_callback;         /* fr_dispatch is calling the application */
+    unsigned fd_generation;  /* +1 on every change of fd */
     fr_error last_error;
     int reconnect_enabled;
     int reconnect_timeout_ms;
@@ -89,8 +134,9 @@ struct fr_conn {
     int lost;                /* the socket closed; reconnecting */
     int healthy;             /* the current socket delivered an answer or a tick */
     int64_t lost_at;
-    int64_t next_attempt;
-    int backoff_ms;
+    int64_t next_attempt;    /* CLOCK_MONOTONIC ms of the next reconnect attempt */
+    unsigned attempt;        /* the number of the next attempt in this outage (0 first) */
+    fr_reconnect_policy policy;
     int fatal;               /* closed for good */
     int fatal_err;
     unsigned seed;
@@ -160,6 +206,9 @@ const char *fr_strerror(int err) {
     case FR_EUNTRUSTED:
         return "the process listening on the socket runs as a user that is neither root, the framerated service user "
                "nor you (fr_connect_error() names its uid)";
+    case FR_ERECONNECTING:
+        return "the daemon went away and the connection is reconnecting: the call was not made or its answer was lost; "
+               "call again once it is back";
     default: return "unknown error";
     }
 }
@@ -355,6 +404,7 @@ static void sb_json_string(sb *s, const char *text) {
 
 void fr__msg_clear(fr_msg *msg) {
     fr_json_free(msg->doc);
+    free(msg->event_json);
     memset(msg, 0, sizeof *msg);
 }
 
@@ -401,6 +451,26 @@ static int decode_tick(const fr_json *params, fr_tick *t) {
     return FR_OK;
 }
 
+/* An Event's fields (unknown or missing ones are left 0 / -1). */
+static int decode_event(const fr_json *params, fr_msg *msg) {
+    const fr_json *kind = fr_json_get(params, "kind");
+    if (kind && kind->type == FR_JSON_STRING) copy_text(msg->event_kind, sizeof msg->event_kind, kind->u.str.s, kind->u.str.len);
+    int64_t display;
+    msg->display = fr_json_i64(fr_json_get(params, "display"), &display) == 0 ? display : -1;
+    const fr_json *link = fr_json_get(params, "link");
+    if (link && link->type == FR_JSON_OBJECT) link = fr_json_get(link, "link");
+    if (fr_json_u64(link, &msg->link) != 0) msg->link = 0;
+    double rate;
+    msg->from = fr_json_double(fr_json_get(params, "from"), &rate) == 0 ? rate : 0;
+    msg->to = fr_json_double(fr_json_get(params, "to"), &rate) == 0 ? rate : 0;
+    msg->event_json = malloc(params->raw_len + 1);
+    if (msg->event_json == NULL) return FR_ENOMEM;
+    memcpy(msg->event_json, params->raw, params->raw_len);
+    msg->event_json[params->raw_len] = '\0';
+    msg->kind = FR_MSG_EVENT;
+    return FR_OK;
+}
+
 static int decode_object(const fr_json *root, fr_msg *msg) {
     const fr_json *method = fr_json_get(root, "method");
     if (method) {
@@ -428,7 +498,10 @@ static int decode_object(const fr_json *root, fr_msg *msg) {
                 copy_text(msg->error.message, sizeof msg->error.message, "the daemon closed the link", 26);
             return FR_OK;
         }
-        msg->kind = strcmp(name, M_EVENT) == 0 ? FR_MSG_EVENT : FR_MSG_IGNORED;
+        msg->kind = FR_MSG_IGNORED;
+        if (strcmp(name, M_EVENT) == 0 && params && params->type == FR_JSON_OBJECT &&
+            fr_json_u64(fr_json_get(params, "watch"), &msg->watch) == 0)
+            return decode_event(params, msg);
         return FR_OK;
     }
     const fr_json *id = fr_json_get(root, "id");
@@ -559,6 +632,17 @@ static fr_link *find_link(fr_conn *conn, uint64_t id) {
     return NULL;
 }
 
+static void free_watch(fr_watch *watch) {
+    for (unsigned i = 0; i < watch->count; i++) {
+        queued_event *q = &watch->queue[(watch->head + i) % FR_EVENT_QUEUE];
+        free(q->kind);
+        free(q->json);
+    }
+    free(watch->current.kind);
+    free(watch->current.json);
+    free(watch);
+}
+
 static void free_link(fr_link *link) {
     free(link->label);
     free(link);
@@ -646,14 +730,40 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
 
 static int can_reconnect(const fr_conn *conn) { return conn->has_path && conn->reconnect_enabled && !conn->fatal; }
 
+/* A random number in [0, 1) for the jitter (an LCG seeded per connection). */
+static double next_random(fr_conn *conn) {
+    conn->seed = conn->seed * 1103515245u + 12345u;
+    return (double)((conn->seed >> 8) & 0xFFFFu) / 65536.0;
+}
+
+/* Schedules attempt conn->attempt after the policy's delay. */
+static void schedule_attempt(fr_conn *conn, int64_t now) {
+    double delay = fr_reconnect_delay_ms(&conn->policy, conn->attempt, next_random(conn));
+    conn->next_attempt = now + (int64_t)(delay + 0.5); /* delay is in [0, maximum]: rounded to ms */
+}
+
+/* Requests of fr_call_async that will get no answer: done with `rc`. */
+static void fail_asyncs(fr_conn *conn, int rc) {
+    for (async_call *call = conn->asyncs; call; call = call->next)
+        if (!call->done) {
+            call->done = 1;
+            call->rc = rc;
+        }
+}
+
 static void close_socket(fr_conn *conn) {
-    if (conn->fd >= 0) close(conn->fd);
+    if (conn->fd >= 0) {
+        close(conn->fd);
+        conn->fd_generation++;
+    }
     conn->fd = -1;
     conn->len = 0;
     conn->scanned = 0;
     for (fr_link *link = conn->links; link; link = link->next) link->bound = 0;
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next) watch->bound = 0;
     if (conn->answered) fr__msg_clear(&conn->answer);
     conn->answered = 0;
+    fail_asyncs(conn, can_reconnect(conn) ? FR_ERECONNECTING : FR_ECLOSED);
 }
 
 static void end_everything(fr_conn *conn, int err, const fr_error *why) {
@@ -661,9 +771,17 @@ static void end_everything(fr_conn *conn, int err, const fr_error *why) {
     conn->fatal_err = err;
     conn->last_error = *why;
     for (fr_link *link = conn->links; link; link = link->next) link_end(link, why);
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
+        watch->ended = 1;
+        watch->bound = 0;
+    }
+    fail_asyncs(conn, FR_ECLOSED);
 }
 
-/* The socket is gone: reconnect later, or end everything. */
+/* The socket is gone: schedule the reconnect, or end everything. A connection
+ * that delivered an answer or a tick starts the backoff again at attempt 0;
+ * one that dropped before (accepted, then refused) goes on from where the
+ * previous outage stopped, so a refusing daemon is not hammered. */
 static void conn_lost(fr_conn *conn, int cause) {
     close_socket(conn);
     if (conn->has_unsolicited) {
@@ -678,14 +796,8 @@ static void conn_lost(fr_conn *conn, int cause) {
             int64_t now = now_ms();
             conn->lost = 1;
             conn->lost_at = now;
-            if (conn->healthy) {
-                conn->backoff_ms = BACKOFF_FIRST_MS;
-                conn->next_attempt = now;
-            } else { /* dropped before it worked (refused): keep backing off */
-                if (conn->backoff_ms < BACKOFF_FIRST_MS) conn->backoff_ms = BACKOFF_FIRST_MS;
-                conn->next_attempt = now + conn->backoff_ms;
-                conn->backoff_ms = conn->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : conn->backoff_ms * 2;
-            }
+            if (conn->healthy) conn->attempt = 0;
+            schedule_attempt(conn, now);
         }
         return;
     }
@@ -712,8 +824,55 @@ static int write_all(fr_conn *conn, const char *data, size_t len) {
     return FR_OK;
 }
 
+static fr_watch *find_watch(fr_conn *conn, uint64_t id) {
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next)
+        if (watch->bound && watch->daemon_id == id) return watch;
+    return NULL;
+}
+
+static async_call *find_async(fr_conn *conn, uint64_t id) {
+    for (async_call *call = conn->asyncs; call; call = call->next)
+        if (call->id == id && !call->done) return call;
+    return NULL;
+}
+
+/* Queues an event (taking `json`); drops the oldest when the queue is full. */
+static void watch_push(fr_watch *watch, const char *kind, int64_t display, uint64_t link, double from, double to, char *json) {
+    char *kind_copy = strdup(kind);
+    if (kind_copy == NULL) { /* out of memory: count it as lost */
+        free(json);
+        watch->lost++;
+        return;
+    }
+    size_t bytes = strlen(json);
+    while (watch->count > 0 && (watch->count == FR_EVENT_QUEUE || watch->queued_bytes + bytes > FR_EVENT_QUEUE_BYTES)) {
+        queued_event *old = &watch->queue[watch->head];
+        watch->queued_bytes -= strlen(old->json);
+        free(old->kind);
+        free(old->json);
+        watch->head = (watch->head + 1) % FR_EVENT_QUEUE;
+        watch->count--;
+        watch->lost++;
+    }
+    watch->queued_bytes += bytes;
+    queued_event *q = &watch->queue[(watch->head + watch->count) % FR_EVENT_QUEUE];
+    memset(q, 0, sizeof *q);
+    q->kind = kind_copy;
+    q->json = json;
+    q->event.watch = watch->app_id;
+    q->event.display = display;
+    q->event.link = link;
+    q->event.from = from;
+    q->event.to = to;
+    q->event.lost = watch->lost;
+    watch->lost = 0;
+    watch->count++;
+}
+
 static void handle_msg(fr_conn *conn, fr_msg *msg) {
     fr_link *link;
+    fr_watch *watch;
+    async_call *call;
     if (msg->kind == FR_MSG_TICK || msg->kind == FR_MSG_RESULT) conn->healthy = 1;
     switch (msg->kind) {
     case FR_MSG_TICK:
@@ -727,12 +886,30 @@ static void handle_msg(fr_conn *conn, fr_msg *msg) {
                 link_end(link, &msg->error);
         }
         break;
+    case FR_MSG_EVENT:
+        if ((watch = find_watch(conn, msg->watch)) != NULL) {
+            watch_push(watch, msg->event_kind, msg->display, msg->link, msg->from, msg->to, msg->event_json);
+            msg->event_json = NULL; /* ownership moved */
+        }
+        break;
     case FR_MSG_RESULT:
     case FR_MSG_ERROR:
         if (conn->waiting && msg->id == conn->waiting && !conn->answered) {
             conn->answer = *msg;
             memset(msg, 0, sizeof *msg); /* ownership moved */
             conn->answered = 1;
+        } else if ((call = find_async(conn, msg->id)) != NULL) {
+            call->done = 1;
+            if (msg->kind == FR_MSG_ERROR) {
+                call->rc = FR_ERPC;
+                call->error = msg->error;
+            } else if ((call->result = malloc(msg->result->raw_len + 1)) == NULL) {
+                call->rc = FR_ENOMEM;
+            } else {
+                memcpy(call->result, msg->result->raw, msg->result->raw_len);
+                call->result[msg->result->raw_len] = '\0';
+                call->rc = FR_OK;
+            }
         }
         break;
     case FR_MSG_UNSOLICITED_ERROR:
@@ -841,12 +1018,10 @@ static int conn_pump(fr_conn *conn, int64_t deadline) {
     return process_buffer(conn);
 }
 
-/* One request on the current socket. On FR_OK, *answer holds the RESULT (clear
- * it); FR_ERPC fills last_error; FR_ECLOSED etc. mean the socket dropped. */
-static int conn_request(fr_conn *conn, const char *method, const char *params, fr_msg *answer) {
-    memset(answer, 0, sizeof *answer);
+/* Writes request `id`. FR_OK, or FR_ECLOSED after handling the drop (reading
+ * first what the daemon said, e.g. why it refused us), or FR_ENOMEM. */
+static int send_request(fr_conn *conn, uint64_t id, const char *method, const char *params) {
     if (conn->fd < 0) return FR_ECLOSED;
-    uint64_t id = conn->next_id++;
     sb s = { 0 };
     sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"id\":");
     sb_u64(&s, id);
@@ -864,12 +1039,22 @@ static int conn_request(fr_conn *conn, const char *method, const char *params, f
     int rc = write_all(conn, s.p, s.len);
     free(s.p);
     if (rc != FR_OK) {
-        /* The daemon closed the socket: read what it said first (e.g. why it refused us). */
         while (conn->fd >= 0 && conn_pump(conn, now_ms()) == FR_OK) {
         }
         if (conn->fd >= 0) conn_lost(conn, FR_EIO);
         return FR_ECLOSED;
     }
+    return FR_OK;
+}
+
+/* One request on the current socket. On FR_OK, *answer holds the RESULT (clear
+ * it); FR_ERPC fills last_error; FR_ECLOSED etc. mean the socket dropped. */
+static int conn_request(fr_conn *conn, const char *method, const char *params, fr_msg *answer) {
+    memset(answer, 0, sizeof *answer);
+    if (conn->fd < 0) return FR_ECLOSED;
+    uint64_t id = conn->next_id++;
+    int rc = send_request(conn, id, method, params);
+    if (rc != FR_OK) return rc;
     conn->waiting = id;
     conn->answered = 0;
     int64_t deadline = conn->request_timeout_ms < 0 ? -1 : now_ms() + conn->request_timeout_ms;
@@ -932,7 +1117,10 @@ static int read_link_status(fr_link *link, const fr_json *result, int with_id) {
     return FR_OK;
 }
 
-/* Registers every live link again on a fresh socket. */
+static uint64_t claim_watch_id(const fr_conn *conn, uint64_t preferred);
+static int start_watch_on_socket(fr_conn *conn, fr_watch *watch, char **state_json);
+
+/* Registers every live link, then starts every live watch, again on a fresh socket. */
 static int rebind_all(fr_conn *conn) {
     for (fr_link *link = conn->links; link; link = link->next) {
         if (link->ended) continue;
@@ -956,21 +1144,74 @@ static int rebind_all(fr_conn *conn) {
             return rc == FR_ERPC ? FR_ECLOSED : rc;
         }
     }
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
+        if (watch->ended) continue;
+        int rc = start_watch_on_socket(conn, watch, NULL);
+        if (rc == FR_ERPC && conn->last_error.grpc_code != FR_GRPC_UNAVAILABLE) {
+            watch->ended = 1; /* refused by the new daemon (e.g. its watch limit) */
+        } else if (rc != FR_OK) {
+            return rc == FR_ERPC ? FR_ECLOSED : rc;
+        }
+    }
     return FR_OK;
 }
 
-static void give_up(fr_conn *conn, int err) {
+static void give_up(fr_conn *conn, int err, const char *limit) {
     fr_error why;
     int connect_failed = err == FR_ENOTRUNNING || err == FR_EACCES || err == FR_ECONNECT || err == FR_EUNTRUSTED;
     set_error(&why, err == FR_EUNTRUSTED || err == FR_EACCES ? FR_GRPC_PERMISSION_DENIED : FR_GRPC_UNAVAILABLE,
-              "framerated did not come back at %s within %d ms: %s", conn->path, conn->reconnect_timeout_ms,
+              "framerated did not come back at %s %s: %s", conn->path, limit,
               connect_failed && connect_error[0] ? connect_error : fr_strerror(err));
     end_everything(conn, connect_failed ? err : FR_ECLOSED, &why);
 }
 
-/* Makes sure the socket is up, reconnecting (and re-registering) until
- * `deadline` (ms, < 0: as long as the reconnect timeout allows). */
-static int conn_ensure(fr_conn *conn, int64_t deadline) {
+/* Makes reconnect attempt conn->attempt now: connect, check who listens, and
+ * register every live link and watch again. On failure schedules the next
+ * attempt, or gives up when the policy's attempts or the reconnect timeout
+ * are used up. Returns FR_OK when the connection is back. */
+static int attempt_reconnect(fr_conn *conn) {
+    int fd;
+    int rc = open_socket(conn, &fd);
+    if (rc == FR_OK) {
+        conn->fd = fd;
+        conn->fd_generation++;
+        conn->healthy = 0;
+        conn->len = 0;
+        conn->scanned = 0;
+        conn->has_unsolicited = 0;
+        rc = rebind_all(conn); /* still `lost`: a drop meanwhile fails this attempt, nothing more */
+        if (rc == FR_OK && conn->fd >= 0) {
+            conn->lost = 0;
+            conn->attempt++; /* reset to 0 once this connection delivers something (conn_lost) */
+            conn->reconnects++;
+            return FR_OK;
+        }
+        if (rc == FR_OK) rc = FR_ECLOSED;
+        if (conn->fatal) return conn->fatal_err;
+        close_socket(conn);
+    }
+    conn->attempt++;
+    int64_t now = now_ms();
+    if (conn->policy.maximum_attempts > 0 && conn->attempt >= (unsigned)conn->policy.maximum_attempts) {
+        char limit[64];
+        snprintf(limit, sizeof limit, "after %d attempts", conn->policy.maximum_attempts);
+        give_up(conn, rc, limit);
+        return conn->fatal_err;
+    }
+    if (conn->reconnect_timeout_ms >= 0 && now - conn->lost_at >= conn->reconnect_timeout_ms) {
+        char limit[64];
+        snprintf(limit, sizeof limit, "within %d ms", conn->reconnect_timeout_ms);
+        give_up(conn, rc, limit);
+        return conn->fatal_err;
+    }
+    schedule_attempt(conn, now);
+    if (conn->reconnect_timeout_ms >= 0 && conn->next_attempt > conn->lost_at + conn->reconnect_timeout_ms)
+        conn->next_attempt = conn->lost_at + conn->reconnect_timeout_ms; /* the last attempt at the deadline */
+    return rc;
+}
+
+/* Whether the connection is up; if it is down and an attempt is due, makes it. */
+static int conn_check(fr_conn *conn) {
     if (conn->fd >= 0 && !conn->lost) return FR_OK;
     if (conn->fatal) return conn->fatal_err;
     if (!can_reconnect(conn)) { /* reconnect was turned off while down */
@@ -979,43 +1220,21 @@ static int conn_ensure(fr_conn *conn, int64_t deadline) {
         end_everything(conn, FR_ECLOSED, &why);
         return FR_ECLOSED;
     }
+    if (now_ms() >= conn->next_attempt && attempt_reconnect(conn) == FR_OK) return FR_OK;
+    return conn->fatal ? conn->fatal_err : FR_ERECONNECTING;
+}
+
+/* Waits until the connection is up, making the attempts as they fall due,
+ * until `deadline` (ms, < 0: until reconnected or given up). */
+static int conn_ensure(fr_conn *conn, int64_t deadline) {
     for (;;) {
+        int rc = conn_check(conn);
+        if (rc != FR_ERECONNECTING) return rc;
         int64_t now = now_ms();
-        int window_over = conn->reconnect_timeout_ms >= 0 && now - conn->lost_at >= conn->reconnect_timeout_ms;
-        if (now >= conn->next_attempt || window_over) {
-            int fd;
-            int rc = open_socket(conn, &fd);
-            if (rc == FR_OK) {
-                conn->fd = fd;
-                conn->healthy = 0;
-                conn->len = 0;
-                conn->scanned = 0;
-                conn->has_unsolicited = 0;
-                rc = rebind_all(conn);
-                if (rc == FR_OK && conn->fd >= 0) {
-                    conn->lost = 0;
-                    conn->reconnects++;
-                    return FR_OK;
-                }
-                if (rc == FR_OK) rc = FR_ECLOSED;
-                close_socket(conn);
-            }
-            now = now_ms();
-            if (window_over || (conn->reconnect_timeout_ms >= 0 && now - conn->lost_at >= conn->reconnect_timeout_ms)) {
-                give_up(conn, rc);
-                return conn->fatal_err;
-            }
-            conn->seed = conn->seed * 1103515245u + 12345u;
-            int jitter = (int)((conn->seed >> 16) % 41) - 20; /* +-20 % */
-            conn->next_attempt = now + conn->backoff_ms + conn->backoff_ms * jitter / 100;
-            conn->backoff_ms = conn->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : conn->backoff_ms * 2;
-        }
         if (deadline >= 0 && now >= deadline) return FR_ETIMEDOUT;
         int64_t until = conn->next_attempt;
         if (deadline >= 0 && deadline < until) until = deadline;
-        if (conn->reconnect_timeout_ms >= 0 && conn->lost_at + conn->reconnect_timeout_ms < until)
-            until = conn->lost_at + conn->reconnect_timeout_ms;
-        int64_t wait = until - now_ms();
+        int64_t wait = until - now;
         if (wait > 0) {
             struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
             nanosleep(&ts, NULL);
@@ -1023,53 +1242,30 @@ static int conn_ensure(fr_conn *conn, int64_t deadline) {
     }
 }
 
-/* The daemon is stopping: reads until it closes the socket (at most 5 s). */
-static void wait_for_drop(fr_conn *conn) {
-    int64_t deadline = now_ms() + 5000;
-    while (conn->fd >= 0 && conn_pump(conn, deadline) != FR_ETIMEDOUT) {
-    }
-}
-
 typedef int (*params_fn)(const void *ctx, sb *s);
 
-/* A request sent again (up to CALL_ATTEMPTS times) when the socket dropped under
- * it or the daemon answered UNAVAILABLE because it is stopping. `link` (may be
- * NULL) must still be live before each attempt. */
+/* One request, under the reconnect rule: while the connection is down it fails
+ * at once with FR_ERECONNECTING (after making the reconnect attempt if one is
+ * due), and so does a request whose connection dropped before its answer.
+ * `link` (may be NULL) must be live and registered. */
 static int conn_call(fr_conn *conn, fr_link *link, const char *method, params_fn build, const void *ctx, fr_msg *answer) {
-    int rc = FR_ECLOSED;
-    for (int attempt = 0; attempt < CALL_ATTEMPTS; attempt++) {
-        rc = conn_ensure(conn, -1);
-        if (rc != FR_OK) return rc;
-        if (link && link->ended) return FR_EENDED;
-        if (link && !link->bound) { /* Closed by a stopping daemon: re-registered after the reconnect */
-            wait_for_drop(conn);
-            if (conn->fd >= 0) return FR_EENDED;
-            continue;
-        }
-        sb s = { 0 };
-        if (build && build(ctx, &s) != FR_OK) {
-            free(s.p);
-            return FR_ENOMEM;
-        }
-        rc = conn_request(conn, method, s.p, answer);
+    int rc = conn_check(conn);
+    if (rc != FR_OK) return rc;
+    if (link && link->ended) return FR_EENDED;
+    if (link && !link->bound) return FR_ERECONNECTING; /* Closed by a stopping daemon: registered again after the reconnect */
+    sb s = { 0 };
+    if (build && build(ctx, &s) != FR_OK) {
         free(s.p);
-        if (rc == FR_ECLOSED && conn->has_refusal) { /* refused, not dropped: report why */
-            conn->last_error = conn->refusal;
-            return FR_ERPC;
-        }
-        if (!can_reconnect(conn)) return rc;
-        if (rc == FR_ECLOSED) continue;
-        if (rc == FR_ERPC && conn->last_error.grpc_code == FR_GRPC_UNAVAILABLE) {
-            fr_error unavailable = conn->last_error;
-            wait_for_drop(conn);
-            if (conn->fd >= 0) {
-                conn->last_error = unavailable;
-                return FR_ERPC;
-            }
-            continue;
-        }
-        return rc;
+        return FR_ENOMEM;
     }
+    rc = conn_request(conn, method, s.p, answer);
+    free(s.p);
+    if (rc == FR_ECLOSED && conn->has_refusal) { /* refused, not dropped: report why */
+        conn->last_error = conn->refusal;
+        return FR_ERPC;
+    }
+    if (rc == FR_ECLOSED && can_reconnect(conn)) return FR_ERECONNECTING;
+    if (rc == FR_ECLOSED && conn->fatal) return conn->fatal_err;
     return rc;
 }
 
@@ -1083,6 +1279,7 @@ static fr_conn *conn_new(void) {
     conn->reconnect_enabled = 1;
     conn->reconnect_timeout_ms = 30000;
     conn->request_timeout_ms = 5000;
+    conn->policy = (fr_reconnect_policy)FR_RECONNECT_POLICY_DEFAULT;
     conn->seed = (unsigned)getpid() ^ (unsigned)now_ms();
     return conn;
 }
@@ -1127,6 +1324,19 @@ void fr_close(fr_conn *conn) {
         free_link(link);
         link = next;
     }
+    fr_watch *watch = conn->watches;
+    while (watch) {
+        fr_watch *next = watch->next;
+        free_watch(watch);
+        watch = next;
+    }
+    async_call *call = conn->asyncs;
+    while (call) {
+        async_call *next = call->next;
+        free(call->result);
+        free(call);
+        call = next;
+    }
     if (conn->answered) fr__msg_clear(&conn->answer);
     free(conn->buf);
     free(conn);
@@ -1147,6 +1357,13 @@ int fr_set_request_timeout(fr_conn *conn, int timeout_ms) {
 
 const char *fr_conn_path(const fr_conn *conn) { return conn && conn->has_path ? conn->path : NULL; }
 int fr_fd(const fr_conn *conn) { return conn ? conn->fd : -1; }
+unsigned fr_fd_generation(const fr_conn *conn) { return conn ? conn->fd_generation : 0; }
+
+int fr_set_reconnect_policy(fr_conn *conn, const fr_reconnect_policy *policy) {
+    if (conn == NULL || !fr__policy_valid(policy)) return FR_EINVAL;
+    conn->policy = *policy;
+    return FR_OK;
+}
 unsigned fr_reconnects(const fr_conn *conn) { return conn ? conn->reconnects : 0; }
 const fr_error *fr_last_error(const fr_conn *conn) { return conn ? &conn->last_error : NULL; }
 
@@ -1188,19 +1405,31 @@ int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
     return FR_OK;
 }
 
+/* The oldest queued tick; ticks dropped from the full queue count in its skipped. */
+static void pop_tick(fr_link *link, fr_tick *tick) {
+    *tick = link->queue[link->head];
+    link->head = (link->head + 1) % FR_TICK_QUEUE;
+    link->count--;
+    if (link->have_delivered && tick->sequence > link->last_delivered)
+        tick->skipped = tick->sequence - link->last_delivered - 1;
+    link->have_delivered = 1;
+    link->last_delivered = tick->sequence;
+}
+
+int fr_set_tick_callback(fr_link *link, fr_tick_fn fn, void *user) {
+    if (link == NULL) return FR_EINVAL;
+    link->tick_fn = fn;
+    link->tick_user = user;
+    return FR_OK;
+}
+
 int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms) {
     if (link == NULL || tick == NULL) return FR_EINVAL;
     fr_conn *conn = link->conn;
     int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
     for (;;) {
         if (link->count) {
-            *tick = link->queue[link->head];
-            link->head = (link->head + 1) % FR_TICK_QUEUE;
-            link->count--;
-            if (link->have_delivered && tick->sequence > link->last_delivered)
-                tick->skipped = tick->sequence - link->last_delivered - 1;
-            link->have_delivered = 1;
-            link->last_delivered = tick->sequence;
+            pop_tick(link, tick);
             return FR_OK;
         }
         if (link->ended) {
@@ -1300,7 +1529,7 @@ static int build_link_only(const void *p, sb *s) {
 }
 
 int fr_invalidate(fr_link *link) {
-    if (link == NULL) return FR_EINVAL;
+    if (link == NULL || link->conn->in_callback) return FR_EINVAL;
     fr_conn *conn = link->conn;
     int rc = FR_OK;
     if (!link->ended && conn->fd >= 0 && !conn->lost && link->bound) {
@@ -1376,3 +1605,247 @@ int fr_call(fr_conn *conn, const char *method, const char *params_json, char **r
 }
 
 void fr_free(void *pointer) { free(pointer); }
+
+/* ---- watches ---------------------------------------------------------------- */
+
+static uint64_t claim_watch_id(const fr_conn *conn, uint64_t preferred) {
+    uint64_t largest = 0;
+    int taken = 0;
+    for (const fr_watch *watch = conn->watches; watch; watch = watch->next) {
+        if (watch->ended || watch->app_id == 0) continue;
+        if (watch->app_id == preferred) taken = 1;
+        if (watch->app_id > largest) largest = watch->app_id;
+    }
+    return taken ? largest + 1 : preferred;
+}
+
+/* Compositor/Watch for `watch` on the current socket; binds it before the next
+ * line is read. A watch started again queues a "resynchronized" event. */
+static int start_watch_on_socket(fr_conn *conn, fr_watch *watch, char **state_json) {
+    fr_msg answer;
+    int rc = conn_request(conn, M_WATCH, NULL, &answer);
+    if (rc != FR_OK) return rc;
+    uint64_t id;
+    const fr_json *state = fr_json_get(answer.result, "state");
+    if (fr_json_u64(fr_json_get(answer.result, "watch"), &id) != 0 || state == NULL || state->type != FR_JSON_OBJECT) {
+        fr__msg_clear(&answer);
+        return FR_EPROTO;
+    }
+    if (state_json) {
+        if ((*state_json = malloc(state->raw_len + 1)) == NULL) {
+            fr__msg_clear(&answer);
+            return FR_ENOMEM;
+        }
+        memcpy(*state_json, state->raw, state->raw_len);
+        (*state_json)[state->raw_len] = '\0';
+    }
+    watch->daemon_id = id;
+    watch->bound = 1;
+    if (watch->app_id == 0) {
+        watch->app_id = claim_watch_id(conn, id);
+    } else {
+        size_t size = state->raw_len + 96;
+        char *json = malloc(size);
+        if (json == NULL) {
+            watch->lost++;
+        } else {
+            int n = snprintf(json, size, "{\"watch\":%llu,\"kind\":\"resynchronized\",\"state\":%.*s}",
+                             (unsigned long long)watch->app_id, (int)state->raw_len, state->raw);
+            if (n < 0 || (size_t)n >= size) {
+                free(json);
+                watch->lost++;
+            } else {
+                watch_push(watch, "resynchronized", -1, 0, 0, 0, json);
+            }
+        }
+    }
+    fr__msg_clear(&answer);
+    return FR_OK;
+}
+
+int fr_watch_start(fr_conn *conn, fr_event_fn fn, void *user, fr_watch **out, char **state_json) {
+    if (state_json) *state_json = NULL;
+    if (conn == NULL || out == NULL) return FR_EINVAL;
+    *out = NULL;
+    int rc = conn_check(conn);
+    if (rc != FR_OK) return rc;
+    fr_watch *watch = calloc(1, sizeof *watch);
+    if (watch == NULL) return FR_ENOMEM;
+    watch->conn = conn;
+    watch->fn = fn;
+    watch->user = user;
+    rc = start_watch_on_socket(conn, watch, state_json);
+    if (rc != FR_OK) {
+        free_watch(watch);
+        if (rc == FR_ECLOSED && conn->has_refusal) {
+            conn->last_error = conn->refusal;
+            return FR_ERPC;
+        }
+        if (rc == FR_ECLOSED && can_reconnect(conn)) return FR_ERECONNECTING;
+        return rc;
+    }
+    watch->next = conn->watches;
+    conn->watches = watch;
+    *out = watch;
+    return FR_OK;
+}
+
+/* Moves the oldest queued event to watch->current (freeing the previous one). */
+static void pop_event(fr_watch *watch) {
+    free(watch->current.kind);
+    free(watch->current.json);
+    watch->current = watch->queue[watch->head];
+    watch->queued_bytes -= strlen(watch->current.json);
+    memset(&watch->queue[watch->head], 0, sizeof watch->queue[watch->head]);
+    watch->head = (watch->head + 1) % FR_EVENT_QUEUE;
+    watch->count--;
+    watch->current.event.kind = watch->current.kind;
+    watch->current.event.params_json = watch->current.json;
+}
+
+int fr_next_event(fr_watch *watch, fr_event *event, int timeout_ms) {
+    if (watch == NULL || event == NULL) return FR_EINVAL;
+    fr_conn *conn = watch->conn;
+    int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    for (;;) {
+        if (watch->count) {
+            pop_event(watch);
+            *event = watch->current.event;
+            return FR_OK;
+        }
+        if (watch->ended) return FR_EENDED;
+        if (conn->fd < 0 || conn->lost) {
+            int rc = conn_ensure(conn, deadline);
+            if (rc == FR_ETIMEDOUT) return rc;
+            if (rc != FR_OK) continue; /* gave up: the watch has ended */
+        }
+        int rc = conn_pump(conn, deadline);
+        if (rc == FR_ETIMEDOUT) return rc;
+        if (rc != FR_OK && !can_reconnect(conn) && watch->count == 0) return watch->ended ? FR_EENDED : rc;
+        if (deadline >= 0 && now_ms() >= deadline && watch->count == 0 && !watch->ended) return FR_ETIMEDOUT;
+    }
+}
+
+int fr_unwatch(fr_watch *watch) {
+    if (watch == NULL || watch->conn->in_callback) return FR_EINVAL;
+    fr_conn *conn = watch->conn;
+    int rc = FR_OK;
+    if (!watch->ended && watch->bound && conn->fd >= 0 && !conn->lost) {
+        char params[48];
+        snprintf(params, sizeof params, "{\"watch\":%llu}", (unsigned long long)watch->daemon_id);
+        fr_msg answer;
+        rc = conn_request(conn, M_UNWATCH, params, &answer);
+        if (rc == FR_OK) fr__msg_clear(&answer);
+        else if (rc == FR_ERPC && conn->last_error.grpc_code == FR_GRPC_UNAVAILABLE) rc = FR_OK; /* stopping */
+        else if (rc == FR_ECLOSED) rc = FR_OK; /* a closed socket ends the watch too */
+    }
+    for (fr_watch **p = &conn->watches; *p; p = &(*p)->next)
+        if (*p == watch) {
+            *p = watch->next;
+            break;
+        }
+    free_watch(watch);
+    return rc;
+}
+
+uint64_t fr_watch_id(const fr_watch *watch) { return watch ? watch->app_id : 0; }
+
+/* ---- the event loop: asynchronous calls, dispatch ------------------------------ */
+
+int fr_call_async(fr_conn *conn, const char *method, const char *params_json, fr_reply_fn fn, void *user) {
+    if (conn == NULL || method == NULL || fn == NULL) return FR_EINVAL;
+    if (params_json) {
+        fr_json_doc *doc;
+        size_t n = strlen(params_json);
+        if (memchr(params_json, '\n', n) || fr_json_parse(params_json, n, &doc, NULL) != 0) return FR_EINVAL;
+        fr_json_free(doc);
+    }
+    int rc = conn_check(conn);
+    if (rc != FR_OK) return rc;
+    async_call *call = calloc(1, sizeof *call);
+    if (call == NULL) return FR_ENOMEM;
+    call->id = conn->next_id++;
+    call->fn = fn;
+    call->user = user;
+    rc = send_request(conn, call->id, method, params_json);
+    if (rc != FR_OK) {
+        free(call);
+        if (rc == FR_ECLOSED) return can_reconnect(conn) ? FR_ERECONNECTING : conn->fatal ? conn->fatal_err : FR_ECLOSED;
+        return rc;
+    }
+    call->next = conn->asyncs;
+    conn->asyncs = call;
+    return FR_OK;
+}
+
+/* Whether fr_dispatch has callbacks to make now. */
+static int has_deliveries(const fr_conn *conn) {
+    for (const async_call *call = conn->asyncs; call; call = call->next)
+        if (call->done) return 1;
+    for (const fr_link *link = conn->links; link; link = link->next)
+        if (link->tick_fn && (link->count || (link->ended && !link->end_reported))) return 1;
+    for (const fr_watch *watch = conn->watches; watch; watch = watch->next)
+        if (watch->fn && (watch->count || (watch->ended && !watch->end_reported))) return 1;
+    return 0;
+}
+
+int fr_timeout_ms(const fr_conn *conn) {
+    if (conn == NULL) return -1;
+    if (conn->fatal || has_line(conn) || has_deliveries(conn)) return 0;
+    if (conn->fd >= 0 && !conn->lost) return -1;
+    if (!can_reconnect(conn)) return 0;
+    int64_t left = conn->next_attempt - now_ms();
+    return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* Calls the application back: answered asynchronous calls, then each link's
+ * queued ticks (as many as were queued when its turn came), then each watch's events. */
+static void deliver(fr_conn *conn) {
+    conn->in_callback = 1;
+    for (;;) {
+        async_call **p = &conn->asyncs;
+        while (*p && !(*p)->done) p = &(*p)->next;
+        if (*p == NULL) break;
+        async_call *call = *p;
+        *p = call->next; /* unlinked first: the callback may make new calls */
+        call->fn(conn, call->rc, call->rc == FR_OK ? call->result : NULL, call->rc == FR_ERPC ? &call->error : NULL, call->user);
+        free(call->result);
+        free(call);
+    }
+    for (fr_link *link = conn->links; link; link = link->next) {
+        if (link->tick_fn == NULL) continue;
+        for (unsigned n = link->count; n > 0 && link->count > 0 && link->tick_fn; n--) {
+            fr_tick tick;
+            pop_tick(link, &tick);
+            link->tick_fn(link, &tick, link->tick_user);
+        }
+        if (link->tick_fn && link->ended && !link->end_reported && link->count == 0) {
+            link->end_reported = 1;
+            link->tick_fn(link, NULL, link->tick_user);
+        }
+    }
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
+        if (watch->fn == NULL) continue;
+        for (unsigned n = watch->count; n > 0 && watch->count > 0; n--) {
+            pop_event(watch);
+            watch->fn(watch, &watch->current.event, watch->user);
+        }
+        if (watch->ended && !watch->end_reported && watch->count == 0) {
+            watch->end_reported = 1;
+            watch->fn(watch, NULL, watch->user);
+        }
+    }
+    conn->in_callback = 0;
+}
+
+int fr_dispatch(fr_conn *conn) {
+    if (conn == NULL || conn->in_callback) return FR_EINVAL;
+    if (conn->fd >= 0 && !conn->lost) {
+        for (int i = 0; i < DISPATCH_READS && conn->fd >= 0; i++)
+            if (conn_pump(conn, now_ms()) != FR_OK) break; /* nothing more to read now, or the socket dropped */
+    } else if (!conn->fatal) {
+        conn_check(conn); /* makes the reconnect attempt if one is due */
+    }
+    deliver(conn);
+    return conn->fatal ? conn->fatal_err : FR_OK;
+}

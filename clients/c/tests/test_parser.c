@@ -244,7 +244,24 @@ static void test_decode_lines(void) {
           m.error.code == 8 && m.error.grpc_code == FR_GRPC_RESOURCE_EXHAUSTED);
     fr__msg_clear(&m);
     CHECK(fr__decode_line(corpus[5], strlen(corpus[5]), &m) == FR_OK && m.kind == FR_MSG_EVENT);
+    CHECK(m.watch == 1 && strcmp(m.event_kind, "refreshRateChanged") == 0 && m.display == 0 && m.link == 0 &&
+          m.from == 120.0 && m.to == 60.0 && m.event_json && strncmp(m.event_json, "{\"watch\":1,", 11) == 0 &&
+          m.event_json[strlen(m.event_json) - 1] == '}');
     fr__msg_clear(&m);
+    {
+        const char *added = "{\"jsonrpc\":\"2.0\",\"method\":\"framerate.v1.Compositor/Event\",\"params\":{\"watch\":3,"
+                            "\"kind\":\"linkAdded\",\"display\":1,\"link\":{\"link\":7,\"paused\":false}}}";
+        CHECK(fr__decode_line(added, strlen(added), &m) == FR_OK && m.kind == FR_MSG_EVENT && m.watch == 3 &&
+              m.link == 7 && m.display == 1 && strcmp(m.event_kind, "linkAdded") == 0);
+        fr__msg_clear(&m);
+        const char *removed = "{\"jsonrpc\":\"2.0\",\"method\":\"framerate.v1.Compositor/Event\",\"params\":{\"watch\":3,"
+                              "\"kind\":\"linkRemoved\",\"link\":7}}";
+        CHECK(fr__decode_line(removed, strlen(removed), &m) == FR_OK && m.kind == FR_MSG_EVENT && m.link == 7 && m.display == -1);
+        fr__msg_clear(&m);
+        const char *no_watch = "{\"jsonrpc\":\"2.0\",\"method\":\"framerate.v1.Compositor/Event\",\"params\":{\"kind\":\"x\"}}";
+        CHECK(fr__decode_line(no_watch, strlen(no_watch), &m) == FR_OK && m.kind == FR_MSG_IGNORED && m.event_json == NULL);
+        fr__msg_clear(&m);
+    }
     CHECK(fr__decode_line(corpus[6], strlen(corpus[6]), &m) == FR_OK && m.kind == FR_MSG_IGNORED);
     fr__msg_clear(&m);
     CHECK(fr__decode_line(corpus[7], strlen(corpus[7]), &m) == FR_OK && m.kind == FR_MSG_IGNORED); /* not our id */

@@ -359,8 +359,9 @@ def test_blocking_api(daemon):
         watch.unwatch()
         assert watch.next_event(1) is None
         link.invalidate()
-        while link.next_tick(1) is not None:
-            pass
+        with pytest.raises(framerate.LinkEnded):
+            while True:
+                link.next_tick(1)
         with pytest.raises(framerate.NotFound):
             link.invalidate()
     with pytest.raises(framerate.ConnectionClosed):

@@ -25,6 +25,11 @@ path is given, and the process answering on it must be root, the ``framerated``
 service user or this process's own user (:class:`UntrustedDaemon` otherwise).
 Errors are :class:`FrameRateError` subclasses named after the
 gRPC status the daemon reports (``data.status``).
+
+Reconnect follows docs/protocol.md ("Reconnecting"), like the Swift and C
+clients: backoff 10 ms doubling to 1 s, ±10 % jitter (:class:`ReconnectPolicy`);
+calls pending at the drop or made during the outage fail at once with
+:class:`ConnectionLost`; links and watches are registered again.
 """
 
 from . import aio, blocking
@@ -43,6 +48,7 @@ from .errors import (
     FrameRateError,
     Internal,
     InvalidArgument,
+    LinkEnded,
     NotFound,
     OutOfRange,
     PermissionDenied,
@@ -54,9 +60,11 @@ from .errors import (
     Unknown,
     UntrustedDaemon,
 )
+from .reconnect import ReconnectPolicy
+from .state import Caps, CompositorState, Display, FrameRateRange, LinkInfo
 from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, SocketChoice, Tick, find_socket, socket_path
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "aio",
@@ -69,6 +77,12 @@ __all__ = [
     "Tick",
     "LinkStatus",
     "Event",
+    "CompositorState",
+    "Display",
+    "LinkInfo",
+    "Caps",
+    "FrameRateRange",
+    "ReconnectPolicy",
     "socket_path",
     "find_socket",
     "SocketChoice",
@@ -85,6 +99,7 @@ __all__ = [
     "FailedPrecondition",
     "Internal",
     "InvalidArgument",
+    "LinkEnded",
     "NotFound",
     "OutOfRange",
     "PermissionDenied",

@@ -42,4 +42,4 @@ def peer_uid(sock: socket.socket) -> int:
     if len(data) != _UCRED.size:
         raise OSError(f"SO_PEERCRED returned {len(data)} bytes, expected {_UCRED.size}")
     _pid, uid, _gid = _UCRED.unpack(data)
-    return uid
+    return int(uid)

@@ -9,18 +9,22 @@
             ...                                                 # render
             await link.frame_done(tick.sequence)
 
-Reconnect: when the daemon goes away (it restarts, or its socket closes), the
-connection reconnects with exponential backoff (50 ms doubling to 1 s, with
-jitter) for up to ``reconnect_timeout`` seconds and registers every live link
-again with its latest range, paused flag, label, display and entitlement. The
+Reconnect follows the rule of docs/protocol.md ("Reconnecting"), as the Swift
+and C clients do: when the daemon goes away (it restarts, or its socket
+closes), attempt ``n`` waits ``min(1 s, 10 ms * 2**n)`` ±10 % jitter
+(:class:`~framerate.ReconnectPolicy`), for up to ``reconnect_timeout`` seconds
+or the policy's ``maximum_attempts``, and registers every live link again with
+its latest range, paused flag, label, display and entitlement. The
 :class:`DisplayLink` objects, their ``id`` and their tick numbering stay the
 same (only :attr:`DisplayLink.daemon_id` changes): the first tick after the
 reconnect reports the outage as one gap, ``skipped = max(1, round((timestamp -
 last.timestamp) * callback_rate) - 1)`` (0 for a link that was paused), and
-sequences continue. Calls made meanwhile wait for the reconnect; a call whose
-request was in flight when the connection dropped is sent again (every method
-is safe to repeat). Watches are restarted too, with a ``resynchronized`` event
-carrying the new state. This matches the Swift client's ``reconnect:`` policy.
+sequences continue; ``async for`` and :meth:`DisplayLink.next_tick` wait
+through the outage. Calls whose answer was pending when the connection dropped,
+and calls made while it is down, fail at once with
+:class:`~framerate.ConnectionLost`; a ``frame_done`` is dropped and an
+``invalidate`` succeeds locally. Watches are restarted too, with a
+``resynchronized`` event carrying the new state.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ import numbers
 import os
 import random
 import stat
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+from types import TracebackType
+from typing import Any, Callable, Deque, Dict, Generator, List, Optional, Tuple, Type, Union
 
 from . import _trust
 from .errors import (
@@ -43,6 +48,7 @@ from .errors import (
     DaemonNotRunning,
     FrameRateError,
     InvalidArgument,
+    LinkEnded,
     NotFound,
     PermissionDenied,
     ProtocolError,
@@ -51,6 +57,8 @@ from .errors import (
     error_from_response,
     error_from_status,
 )
+from .reconnect import ReconnectPolicy
+from .state import CompositorState
 from .types import Event, LinkStatus, SocketChoice, Tick, find_socket
 
 __all__ = ["connect", "Connection", "DisplayLink", "Watch"]
@@ -75,8 +83,6 @@ LINE_LIMIT = 64 * 1024 * 1024
 DEFAULT_TICK_BUFFER = 8
 #: Default number of undelivered events kept per watch.
 DEFAULT_EVENT_BUFFER = 4096
-_BACKOFF_FIRST = 0.05
-_BACKOFF_MAX = 1.0
 
 _Hook = Optional[Callable[[Any], None]]
 
@@ -100,14 +106,14 @@ class _Connect:
         self._kwargs = kwargs
         self._conn: Optional[Connection] = None
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Generator[Any, None, "Connection"]:
         return Connection.open(**self._kwargs).__await__()
 
     async def __aenter__(self) -> "Connection":
         self._conn = await Connection.open(**self._kwargs)
         return self._conn
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         if self._conn is not None:
             await self._conn.close()
 
@@ -115,7 +121,7 @@ class _Connect:
 def connect(
     path: Optional[str] = None,
     *,
-    reconnect: bool = True,
+    reconnect: Union[bool, ReconnectPolicy] = True,
     reconnect_timeout: Optional[float] = 30.0,
     tick_buffer: int = DEFAULT_TICK_BUFFER,
 ) -> _Connect:
@@ -127,10 +133,12 @@ def connect(
             ``$XDG_RUNTIME_DIR/framerated.sock`` when that socket exists, else
             ``/run/framerated/framerated.sock``). Whoever listens there must be
             root, the ``framerated`` user or this process's user.
-        reconnect: reconnect and re-register links when the connection drops.
-        reconnect_timeout: seconds to keep trying (``None``: forever); then every
-            link ends with :class:`~framerate.DaemonNotRunning` (or
-            :class:`~framerate.Unavailable`).
+        reconnect: reconnect and re-register links when the connection drops:
+            ``True`` with the default :class:`~framerate.ReconnectPolicy`, or a
+            policy; ``False`` ends every link when it drops.
+        reconnect_timeout: seconds to keep trying after a drop (``None``: as
+            long as the policy allows); then every link ends with
+            :class:`~framerate.DaemonNotRunning` (or :class:`~framerate.Unavailable`).
         tick_buffer: undelivered ticks kept per link; when the application falls
             behind the oldest are dropped and counted in the next tick's ``skipped``.
 
@@ -151,7 +159,7 @@ class Connection:
     """
 
     def __init__(
-        self, path: str, *, reconnect: bool, reconnect_timeout: Optional[float], tick_buffer: int,
+        self, path: str, *, reconnect: Union[bool, ReconnectPolicy], reconnect_timeout: Optional[float], tick_buffer: int,
         choice: Optional[SocketChoice] = None,
     ) -> None:
         if tick_buffer < 1:
@@ -159,10 +167,13 @@ class Connection:
         self.path = path
         #: How :attr:`path` was chosen (for the error advice when nothing listens there).
         self.choice = choice if choice is not None and choice.path == path else SocketChoice(path, "explicit")
-        self._reconnect_enabled = reconnect
+        self._reconnect_enabled = reconnect is not False
+        #: The backoff and attempt limit used when the connection drops.
+        self.policy = reconnect if isinstance(reconnect, ReconnectPolicy) else ReconnectPolicy()
         self._reconnect_timeout = reconnect_timeout
         self._tick_buffer = tick_buffer
         self._writer: Optional[asyncio.StreamWriter] = None
+        self._reader: Optional[asyncio.StreamReader] = None
         self._read_task: Optional["asyncio.Task[None]"] = None
         self._reconnect_task: Optional["asyncio.Task[None]"] = None
         self._pending: Dict[int, _Pending] = {}
@@ -171,6 +182,9 @@ class Connection:
         self._links: List[DisplayLink] = []
         self._watches_by_id: Dict[int, Watch] = {}
         self._watches: List[Watch] = []
+        # Ended links and watches whose end the application has not seen yet.
+        self._ended_links: List[DisplayLink] = []
+        self._ended_watches: List[Watch] = []
         self._ready = asyncio.Event()
         self._drain_lock = asyncio.Lock()
         self._closed = False
@@ -179,7 +193,8 @@ class Connection:
         self._unsolicited: Optional[FrameRateError] = None
         self._generation = 0
         self._healthy = False  # the current socket delivered an answer or a tick
-        self._delay = _BACKOFF_FIRST
+        self._attempt = 0  # the number of the next reconnect attempt (0 first)
+        self._ready_hook: Optional[Callable[[], None]] = None  # called when a tick or event is queued
         self._refusal: Optional[FrameRateError] = None
         #: How many times the connection was re-established.
         self.reconnects = 0
@@ -189,7 +204,7 @@ class Connection:
         cls,
         path: Optional[str] = None,
         *,
-        reconnect: bool = True,
+        reconnect: Union[bool, ReconnectPolicy] = True,
         reconnect_timeout: Optional[float] = 30.0,
         tick_buffer: int = DEFAULT_TICK_BUFFER,
     ) -> "Connection":
@@ -248,10 +263,11 @@ class Connection:
         await self._call(REGISTER, link._register_params, hook)
         return link
 
-    async def state(self) -> Dict[str, Any]:
-        """``Compositor/GetState``: ``{"displays": [...]}``, each display with its
-        ``refreshRate``, ``reason``, ``caps`` and ``links`` (see docs/protocol.md)."""
-        return await self._call(GET_STATE, lambda: None)
+    async def state(self) -> CompositorState:
+        """``Compositor/GetState``: every display with its rate, reason, caps and
+        links, as :class:`~framerate.CompositorState` (``state["displays"]``
+        still reads the wire object)."""
+        return CompositorState.from_json(await self._call(GET_STATE, lambda: None))
 
     async def set_caps(
         self,
@@ -330,43 +346,37 @@ class Connection:
     async def __aenter__(self) -> "Connection":
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     # -- requests -----------------------------------------------------------
 
-    async def _wait_connected(self) -> None:
-        while True:
-            if self._closed:
-                raise ConnectionClosed("the connection was closed")
-            if self._fatal is not None:
-                raise self._fatal
-            if self._ready.is_set() and self._writer is not None:
-                return
-            await self._ready.wait()
+    def _check_connected(self) -> None:
+        """Raises unless a call can be sent now: the reconnect rule fails calls
+        made while the connection is down at once."""
+        if self._closed:
+            raise ConnectionClosed("the connection was closed")
+        if self._fatal is not None:
+            raise self._fatal
+        if not self._ready.is_set() or self._writer is None:
+            raise ConnectionLost(f"the connection to framerated at {self.path} is down and reconnecting; "
+                                 "call again once it is back")
 
     async def _call(self, method: str, params: Callable[[], Any], hook: _Hook = None) -> Any:
-        """A request, sent again after a reconnect when the connection dropped
-        under it or the daemon answered UNAVAILABLE (it is stopping)."""
-        loop = asyncio.get_running_loop()
-        deadline = None if self._reconnect_timeout is None else loop.time() + self._reconnect_timeout
-        while True:
-            await self._wait_connected()
-            generation = self._generation
-            try:
-                return await self._request(method, params(), hook)
-            except Unavailable as error:
-                cause = getattr(error, "cause", None) or (self._refusal if isinstance(error, ConnectionLost) else None)
-                if cause is not None:
-                    raise cause from None
-                if not self._reconnect_enabled or self._closed or (deadline is not None and loop.time() >= deadline):
-                    raise
-                if not isinstance(error, ConnectionLost):
-                    # The daemon is stopping: wait for this connection to drop.
-                    while self._generation == generation and not self._closed and self._fatal is None:
-                        if deadline is not None and loop.time() >= deadline:
-                            raise
-                        await asyncio.sleep(0.01)
+        """A request under the reconnect rule: it fails at once with
+        :class:`ConnectionLost` while the connection is down or when it drops
+        before the answer (with the daemon's refusal, e.g. its connection
+        limit, when it said one)."""
+        self._check_connected()
+        try:
+            return await self._request(method, params(), hook)
+        except ConnectionLost as error:
+            cause = error.cause or self._refusal
+            if cause is not None:
+                raise cause from None
+            if self._fatal is not None and not self._reconnect_enabled:
+                raise self._fatal from None
+            raise
 
     async def _request(self, method: str, params: Any, hook: _Hook = None) -> Any:
         if self._writer is None:
@@ -390,11 +400,41 @@ class Connection:
         if writer is None:
             return
         writer.write(line)
+        if writer.transport.is_closing() and not self._closed:
+            self._read_what_is_left(writer)
         async with self._drain_lock:
             try:
                 await writer.drain()
             except (ConnectionError, OSError):
                 pass  # the reader notices and fails pending requests
+
+    def _read_what_is_left(self, writer: asyncio.StreamWriter) -> None:
+        """The write failed because the daemon closed the socket: read what it sent
+        before closing (e.g. why it refused this connection, at its connection
+        limit) before asyncio closes the socket, so the loss can say why. The
+        lines may already sit in the stream reader's buffer or still in the kernel's."""
+        reader = self._reader
+        data = b""
+        if reader is not None:
+            buffered = getattr(reader, "_buffer", None)  # CPython's StreamReader buffer
+            if isinstance(buffered, bytearray):
+                data = bytes(buffered)
+                buffered.clear()
+        sock = writer.get_extra_info("socket")
+        fileno = sock.fileno() if sock is not None else -1
+        while fileno >= 0 and len(data) < LINE_LIMIT:
+            try:
+                chunk = os.read(fileno, 65536)
+            except OSError:  # BlockingIOError: nothing more; or the socket is gone
+                break
+            if not chunk:
+                break
+            data += chunk
+        for line in data.split(b"\n")[:-1]:
+            try:
+                self._dispatch_line(line + b"\n")
+            except ProtocolError:
+                break
 
     # -- transport ----------------------------------------------------------
 
@@ -423,6 +463,7 @@ class Connection:
         self._unsolicited = None
         self._healthy = False
         self._writer = writer
+        self._reader = reader
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop(reader, writer, self._generation))
 
     def _check_peer(self, writer: asyncio.StreamWriter) -> None:
@@ -460,6 +501,12 @@ class Connection:
             writer.close()
             if generation == self._generation and not self._closed:
                 self._on_lost(error)
+            try:
+                # Retrieves the stream's close result, so that a reset connection
+                # is not reported as "Future exception was never retrieved".
+                await writer.wait_closed()
+            except (ConnectionError, OSError):
+                pass
 
     def _drop_transport(self, error: FrameRateError) -> None:
         if self._writer is not None:
@@ -469,7 +516,7 @@ class Connection:
         for entry in pending.values():
             if not entry.future.done():
                 failure = type(error)(error.message, status=error.status, code=error.code, data=error.data)
-                failure.cause = getattr(error, "cause", None)
+                failure.cause = error.cause
                 entry.future.set_exception(failure)
         self._links_by_id.clear()
         self._watches_by_id.clear()
@@ -477,6 +524,15 @@ class Connection:
             link._daemon_id = None
         for watch in self._watches:
             watch._daemon_id = None
+
+    def _notify_ready(self) -> None:
+        if self._ready_hook is not None:
+            self._ready_hook()
+
+    def _has_ready(self) -> bool:
+        """Whether a link or watch has a tick, an event or its end for the application."""
+        return any(link._ready_now() for link in self._links + self._ended_links) or any(
+            watch._ready_now() for watch in self._watches + self._ended_watches)
 
     def _on_lost(self, error: Optional[FrameRateError]) -> None:
         cause = self._unsolicited or error  # what the daemon said, if it said anything
@@ -504,49 +560,52 @@ class Connection:
         self._ready.set()
 
     async def _reconnect(self) -> None:
+        """Attempts until the connection is back or the policy or ``reconnect_timeout``
+        gives up. A connection that dropped before it delivered an answer or a tick
+        (accepted, then refused) does not start the backoff again at attempt 0."""
         loop = asyncio.get_running_loop()
         timeout = self._reconnect_timeout
         deadline = None if timeout is None else loop.time() + timeout
-        # A connection that dropped before it ever answered (a daemon that accepts
-        # and closes at once, e.g. at its connection limit) does not restart the backoff.
         if self._healthy:
-            self._delay = _BACKOFF_FIRST
-        else:
-            await asyncio.sleep(self._delay * random.uniform(0.8, 1.2))
-            self._delay = min(self._delay * 2, _BACKOFF_MAX)
-        delay = self._delay
+            self._attempt = 0
         last_error: FrameRateError = DaemonNotRunning(self.path, choice=self.choice)
         self._reconnecting = True
         try:
             while not self._closed:
+                pause = self.policy.delay(self._attempt, random.random())
+                if deadline is not None:
+                    pause = min(pause, max(0.0, deadline - loop.time()))
+                await asyncio.sleep(pause)
                 try:
                     await self._connect_once()
                     await self._rebind_all()
+                    self._attempt += 1  # back to 0 once this connection delivers something
                     self.reconnects += 1
                     self._ready.set()
                     return
-                except (Unavailable, ConnectionError, OSError) as error:
-                    if isinstance(error, FrameRateError):
-                        last_error = error
+                except FrameRateError as error:  # not running, refused, untrusted, dropped, a protocol error
+                    if not isinstance(error, ConnectionLost) or error.cause is not None:
+                        last_error = error.cause or error
                     self._generation += 1  # the old reader must not report this loss again
                     self._drop_transport(ConnectionLost("reconnect attempt failed"))
-                except FrameRateError as error:  # PermissionDenied on the socket, a protocol error
-                    last_error = error
+                except (ConnectionError, OSError):
                     self._generation += 1
                     self._drop_transport(ConnectionLost("reconnect attempt failed"))
-                now = loop.time()
-                if deadline is not None and now >= deadline:
+                self._attempt += 1
+                gave_up = None
+                if not self.policy.allows_attempt(self._attempt):
+                    gave_up = f"after {self._attempt} attempts"
+                elif deadline is not None and loop.time() >= deadline:
+                    gave_up = f"within {timeout:g} s"
+                if gave_up is not None:
                     if not isinstance(last_error, DaemonNotRunning):
                         last_error = Unavailable(
-                            f"could not reconnect to framerated at {self.path} within {timeout:g} s: {last_error.message}"
+                            f"could not reconnect to framerated at {self.path} {gave_up}: {last_error.message}"
                         )
+                    else:
+                        last_error = DaemonNotRunning(self.path, f"gave up reconnecting {gave_up}", choice=self.choice)
                     self._fail_everything(last_error)
                     return
-                pause = delay * random.uniform(0.8, 1.2)
-                if deadline is not None:
-                    pause = min(pause, max(0.0, deadline - now))
-                await asyncio.sleep(pause)
-                delay = self._delay = min(delay * 2, _BACKOFF_MAX)
         finally:
             self._reconnecting = False
 
@@ -618,7 +677,7 @@ class Connection:
         if method == TICK:
             self._healthy = True
             link_id = params.get("link")
-            link = self._links_by_id.get(link_id) if _is_id(link_id) else None
+            link = self._links_by_id.get(link_id) if isinstance(link_id, int) and _is_id(link_id) else None
             if link is None:
                 return
             try:
@@ -628,7 +687,7 @@ class Connection:
             link._on_wire_tick(tick)
         elif method == CLOSED:
             link_id = params.get("link")
-            link = self._links_by_id.pop(link_id, None) if _is_id(link_id) else None
+            link = self._links_by_id.pop(link_id, None) if isinstance(link_id, int) and _is_id(link_id) else None
             if link is None:
                 return
             status = params.get("status")
@@ -639,7 +698,7 @@ class Connection:
             self._end_link(link, error_from_status(status, message if isinstance(message, str) else "the daemon closed the link"))
         elif method == EVENT:
             watch_id = params.get("watch")
-            watch = self._watches_by_id.get(watch_id) if _is_id(watch_id) else None
+            watch = self._watches_by_id.get(watch_id) if isinstance(watch_id, int) and _is_id(watch_id) else None
             if watch is not None:
                 watch._push(Event.from_params(params))
 
@@ -656,14 +715,20 @@ class Connection:
             self._links.remove(link)
         if link._daemon_id is not None and self._links_by_id.get(link._daemon_id) is link:
             del self._links_by_id[link._daemon_id]
+        if not link._ended:
+            self._ended_links.append(link)
         link._end(error)
+        self._notify_ready()
 
     def _end_watch(self, watch: "Watch", error: Optional[FrameRateError]) -> None:
         if watch in self._watches:
             self._watches.remove(watch)
         if watch._daemon_id is not None and self._watches_by_id.get(watch._daemon_id) is watch:
             del self._watches_by_id[watch._daemon_id]
+        if not watch._ended:
+            self._ended_watches.append(watch)
         watch._end(error)
+        self._notify_ready()
 
 
 def _encode(method: str, params: Any, request_id: Optional[int]) -> bytes:
@@ -756,6 +821,7 @@ class DisplayLink:
         self._daemon_base = 0
         self._last: Optional[Tuple[int, float]] = None  # (sequence, timestamp) of the last tick received
         self._last_delivered: Optional[int] = None
+        self._end_reported = False
 
     # -- properties ---------------------------------------------------------
 
@@ -818,8 +884,9 @@ class DisplayLink:
     def _attached_id(self) -> int:
         if self._ended:
             raise NotFound(f"link {self.id} has ended", data={"status": "NOT_FOUND"})
-        if self._daemon_id is None:  # Closed by a stopping daemon: wait for the reconnect
-            raise Unavailable(f"link {self.id} is being registered again")
+        if self._daemon_id is None:  # the connection is down, or the daemon is stopping
+            raise ConnectionLost(f"link {self.id} is being registered again after the daemon went away; "
+                                 "call again once the connection is back")
         return self._daemon_id
 
     async def update(
@@ -900,35 +967,79 @@ class DisplayLink:
             return
         await self._conn._send(_encode(FRAME_DONE, {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}, None))
 
+    async def __aenter__(self) -> "DisplayLink":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                        traceback: Optional[TracebackType]) -> None:
+        """``async with await conn.register(...) as link:`` invalidates the link on the way out
+        (unless it already ended)."""
+        if not self._ended:
+            try:
+                await self.invalidate()
+            except NotFound:
+                pass  # ended meanwhile
+
     # -- ticks --------------------------------------------------------------
 
     def __aiter__(self) -> "DisplayLink":
         return self
 
+    def _ready_now(self) -> bool:
+        return bool(self._queue) or (self._ended and not self._end_reported)
+
+    def _take(self) -> Optional[Tick]:
+        """The next queued tick, or ``None`` if none is queued; at the end raises
+        :class:`StopAsyncIteration` (clean) or the error the link ended with."""
+        if self._queue:
+            tick = self._queue.popleft()
+            last = self._last_delivered
+            if last is not None and tick.sequence > last and tick.sequence - last - 1 != tick.skipped:
+                # Ticks this client dropped (the application fell behind) count as skipped.
+                tick = _replace_skipped(tick, tick.sequence - last - 1)
+            self._last_delivered = tick.sequence
+            return tick
+        if self._ended:
+            if not self._end_reported:
+                self._end_reported = True
+                if self in self._conn._ended_links:
+                    self._conn._ended_links.remove(self)
+            if self._error is not None:
+                raise self._error
+            raise StopAsyncIteration
+        return None
+
     async def __anext__(self) -> Tick:
         while True:
-            if self._queue:
-                tick = self._queue.popleft()
-                last = self._last_delivered
-                if last is not None and tick.sequence > last and tick.sequence - last - 1 != tick.skipped:
-                    # Ticks this client dropped (the application fell behind) count as skipped.
-                    tick = _replace_skipped(tick, tick.sequence - last - 1)
-                self._last_delivered = tick.sequence
+            tick = self._take()
+            if tick is not None:
                 return tick
-            if self._ended:
-                if self._error is not None:
-                    raise self._error
-                raise StopAsyncIteration
             self._wakeup.clear()
             await self._wakeup.wait()
 
-    async def next_tick(self, timeout: Optional[float] = None) -> Optional[Tick]:
-        """The next tick, or ``None`` once the link ended cleanly; raises
-        :class:`asyncio.TimeoutError` after ``timeout`` seconds without one."""
+    async def next_tick(self, timeout: Optional[float] = None) -> Tick:
+        """The next tick, waiting through a reconnect.
+
+        Raises:
+            TimeoutError: no tick within ``timeout`` seconds (``None``: no limit).
+            LinkEnded: the link ended cleanly (invalidated, or the connection closed).
+            FrameRateError: the error the link ended with (e.g. :class:`~framerate.DaemonNotRunning`
+                when the daemon did not come back).
+        """
         try:
             return await asyncio.wait_for(self.__anext__(), timeout)
         except StopAsyncIteration:
-            return None
+            raise LinkEnded(f"link {self.id} has ended", data={"status": "CANCELLED"}) from None
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no tick of link {self.id} within {timeout} s") from None
+
+    def poll_tick(self) -> Optional[Tick]:
+        """The next tick if one is queued now, else ``None``, without waiting; raises as
+        :meth:`next_tick` once the link ended."""
+        try:
+            return self._take()
+        except StopAsyncIteration:
+            raise LinkEnded(f"link {self.id} has ended", data={"status": "CANCELLED"}) from None
 
     # -- connection callbacks -----------------------------------------------
 
@@ -983,6 +1094,7 @@ class DisplayLink:
         self._queue.append(Tick(self.id, sequence, tick.timestamp, tick.target_timestamp, tick.duration,
                                 tick.refresh_rate, tick.callback_rate, skipped))
         self._wakeup.set()
+        self._conn._notify_ready()
 
     def _end(self, error: Optional[FrameRateError]) -> None:
         if self._ended:
@@ -1012,11 +1124,14 @@ class Watch:
         self._conn = conn
         self._app_id: Optional[int] = None
         self._daemon_id: Optional[int] = None
-        self.state: Optional[Dict[str, Any]] = None
+        #: The GetState result taken with the (latest) subscription.
+        self.state: Optional[CompositorState] = None
+        self._state_json: Dict[str, Any] = {}
         self._queue: Deque[Event] = collections.deque(maxlen=max(1, event_buffer))
         self._wakeup = asyncio.Event()
         self._started = False
         self._ended = False
+        self._end_reported = False
         self._error: Optional[FrameRateError] = None
 
     @property
@@ -1024,7 +1139,7 @@ class Watch:
         """The watch's id (the daemon's at the first subscription; kept across reconnects)."""
         return self._app_id
 
-    async def start(self) -> Dict[str, Any]:
+    async def start(self) -> CompositorState:
         """Subscribes (once); returns the state at subscription."""
         if not self._started:
             self._started = True
@@ -1052,24 +1167,46 @@ class Watch:
     def __aiter__(self) -> "Watch":
         return self
 
+    def _ready_now(self) -> bool:
+        return bool(self._queue) or (self._ended and not self._end_reported)
+
+    def _take(self) -> Optional[Event]:
+        if self._queue:
+            return self._queue.popleft()
+        if self._ended:
+            if not self._end_reported:
+                self._end_reported = True
+                if self in self._conn._ended_watches:
+                    self._conn._ended_watches.remove(self)
+            if self._error is not None:
+                raise self._error
+            raise StopAsyncIteration
+        return None
+
     async def __anext__(self) -> Event:
         if not self._started:
             await self.start()
         while True:
-            if self._queue:
-                return self._queue.popleft()
-            if self._ended:
-                if self._error is not None:
-                    raise self._error
-                raise StopAsyncIteration
+            event = self._take()
+            if event is not None:
+                return event
             self._wakeup.clear()
             await self._wakeup.wait()
 
     async def next_event(self, timeout: Optional[float] = None) -> Optional[Event]:
         """The next event, or ``None`` once the watch ended; raises
-        :class:`asyncio.TimeoutError` after ``timeout`` seconds without one."""
+        :class:`TimeoutError` after ``timeout`` seconds without one."""
         try:
             return await asyncio.wait_for(self.__anext__(), timeout)
+        except StopAsyncIteration:
+            return None
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no event within {timeout} s") from None
+
+    def poll_event(self) -> Optional[Event]:
+        """The next event if one is queued now, else ``None`` (also once the watch ended)."""
+        try:
+            return self._take()
         except StopAsyncIteration:
             return None
 
@@ -1077,7 +1214,7 @@ class Watch:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         if not self._conn._closed:
             await self.unwatch()
 
@@ -1085,19 +1222,21 @@ class Watch:
         self._daemon_id = int(result["watch"])
         if self._app_id is None:
             self._app_id = self._conn._claim_watch_id(self._daemon_id)
-        self.state = dict(result["state"])
+        self._state_json = dict(result["state"])
+        self.state = CompositorState.from_json(self._state_json)
         self._conn._watches_by_id[self._daemon_id] = self
 
     def _rebind(self, result: Any) -> None:
         self._bind(result)
         self._push(Event(kind="resynchronized", display=None, watch=self._app_id or 0,
-                         data={"watch": self._app_id, "kind": "resynchronized", "state": self.state}))
+                         data={"watch": self._app_id, "kind": "resynchronized", "state": self._state_json}))
 
     def _push(self, event: Event) -> None:
         if event.watch != self._app_id:
             event = Event(event.kind, event.display, self._app_id or 0, dict(event.data, watch=self._app_id))
         self._queue.append(event)
         self._wakeup.set()
+        self._conn._notify_ready()
 
     def _end(self, error: Optional[FrameRateError]) -> None:
         if self._ended:

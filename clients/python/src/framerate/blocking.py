@@ -11,16 +11,31 @@ Everything behaves as in :mod:`framerate.aio` (errors, reconnect, skipped
 gaps); timestamps are ``CLOCK_MONOTONIC`` seconds, the clock of
 :func:`time.monotonic`. A connection and its links may be used from any one
 thread at a time.
+
+For a ``select``/``poll`` loop, :meth:`Connection.fileno` is a descriptor that
+is readable while a link or watch of the connection has a tick, an event or
+its end waiting; :meth:`DisplayLink.poll_tick` and :meth:`Watch.poll_event`
+take them without blocking. Unlike the socket, it stays the same across
+reconnects::
+
+    while True:
+        select.select([conn], [], [])
+        while (waiting := link.poll_tick()) is not None:
+            render(waiting)
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
-from typing import Any, Awaitable, Dict, Iterator, List, Optional, Tuple, TypeVar
+from types import TracebackType
+from typing import Any, Awaitable, Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, Union
 
 from . import aio
-from .errors import ConnectionClosed, FrameRateError
+from .errors import ConnectionClosed, FrameRateError, LinkEnded
+from .reconnect import ReconnectPolicy
+from .state import CompositorState
 from .types import Event, LinkStatus, Tick
 
 __all__ = ["connect", "Connection", "DisplayLink", "Watch"]
@@ -63,7 +78,7 @@ class _LoopThread:
 def connect(
     path: Optional[str] = None,
     *,
-    reconnect: bool = True,
+    reconnect: Union[bool, ReconnectPolicy] = True,
     reconnect_timeout: Optional[float] = 30.0,
     tick_buffer: int = aio.DEFAULT_TICK_BUFFER,
 ) -> "Connection":
@@ -78,12 +93,77 @@ def connect(
     return Connection(runner, conn)
 
 
+class _Readiness:
+    """A pipe whose read end is readable while the connection has something for the
+    application. Only the loop thread touches ``signalled`` and the pipe's contents,
+    so a push and a drain cannot race."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        self.signalled = False
+
+    def signal(self) -> None:
+        if not self.signalled:
+            self.signalled = True
+            os.write(self.write_fd, b"\0")
+
+    def rearm(self, pending: Callable[[], bool]) -> None:
+        """Empties the pipe unless ``pending()`` still holds."""
+        if self.signalled and not pending():
+            try:
+                while os.read(self.read_fd, 64):
+                    pass
+            except BlockingIOError:
+                pass
+            self.signalled = False
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 class Connection:
     """A blocking connection; see :class:`framerate.aio.Connection`."""
 
     def __init__(self, runner: _LoopThread, conn: aio.Connection) -> None:
         self._runner = runner
         self._conn = conn
+        self._readiness = _Readiness()
+
+        def install() -> None:
+            conn._ready_hook = self._readiness.signal
+            if conn._has_ready():
+                self._readiness.signal()
+
+        runner.loop.call_soon_threadsafe(install)
+
+    def fileno(self) -> int:
+        """A descriptor for ``select``/``poll``: readable while a link or watch of this
+        connection has a tick, an event or its end waiting (take them with
+        :meth:`DisplayLink.poll_tick`, :meth:`Watch.poll_event` or the blocking calls).
+        It is not the socket, and it stays the same across reconnects."""
+        return self._readiness.read_fd
+
+    def _take(self, take: Callable[[], T]) -> T:
+        """Runs ``take`` on the loop thread, then clears :meth:`fileno` if nothing is left."""
+        async def run() -> T:
+            try:
+                return take()
+            finally:
+                self._readiness.rearm(self._conn._has_ready)
+
+        return self._runner.run(run())
+
+    async def _rearm_after(self, awaitable: Awaitable[T]) -> T:
+        try:
+            return await awaitable
+        finally:
+            self._readiness.rearm(self._conn._has_ready)
 
     @property
     def path(self) -> str:
@@ -96,6 +176,11 @@ class Connection:
     @property
     def reconnects(self) -> int:
         return self._conn.reconnects
+
+    @property
+    def policy(self) -> ReconnectPolicy:
+        """The backoff and attempt limit used when the connection drops."""
+        return self._conn.policy
 
     @property
     def async_connection(self) -> aio.Connection:
@@ -115,9 +200,10 @@ class Connection:
         """Registers a display link; see :meth:`framerate.aio.Connection.register`."""
         link = self._runner.run(self._conn.register(minimum, maximum, preferred, label=label,
                                                     high_frame_rate=high_frame_rate, paused=paused, display=display))
-        return DisplayLink(self._runner, link)
+        return DisplayLink(self, link)
 
-    def state(self) -> Dict[str, Any]:
+    def state(self) -> CompositorState:
+        """``Compositor/GetState``; see :meth:`framerate.aio.Connection.state`."""
         return self._runner.run(self._conn.state())
 
     def set_caps(
@@ -136,7 +222,7 @@ class Connection:
             await watch.start()
             return watch
 
-        return Watch(self._runner, self._runner.run(start()))
+        return Watch(self, self._runner.run(start()))
 
     def health(self, service: Optional[str] = None) -> str:
         return self._runner.run(self._conn.health(service))
@@ -158,11 +244,12 @@ class Connection:
             self._runner.run(self._conn.close(), timeout=10)
         finally:
             self._runner.stop()
+            self._readiness.close()
 
     def __enter__(self) -> "Connection":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -170,11 +257,13 @@ class DisplayLink:
     """A blocking display link; see :class:`framerate.aio.DisplayLink`.
 
     ``for tick in link`` yields ticks until the link ends (and raises the
-    error when the daemon ended it); :meth:`next_tick` takes a timeout.
+    error when the daemon ended it); :meth:`next_tick` takes a timeout;
+    ``with conn.register(...) as link:`` invalidates it on the way out.
     """
 
-    def __init__(self, runner: _LoopThread, link: aio.DisplayLink) -> None:
-        self._runner = runner
+    def __init__(self, conn: Connection, link: aio.DisplayLink) -> None:
+        self._owner = conn
+        self._runner = conn._runner
         self._link = link
 
     @property
@@ -228,21 +317,35 @@ class DisplayLink:
         """Sends ``FrameDone`` for ``sequence`` as a notification."""
         self._runner.run(self._link.frame_done(sequence))
 
-    def next_tick(self, timeout: Optional[float] = None) -> Optional[Tick]:
-        """The next tick; ``None`` once the link ended cleanly (invalidated, connection
-        closed); raises :class:`TimeoutError` after ``timeout`` seconds without one,
-        or the error the link ended with."""
-        try:
-            return self._runner.run(self._link.next_tick(timeout))
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"no tick within {timeout} s") from None
+    def next_tick(self, timeout: Optional[float] = None) -> Tick:
+        """The next tick, waiting through a reconnect.
+
+        Raises:
+            TimeoutError: no tick within ``timeout`` seconds (``None``: no limit).
+            LinkEnded: the link ended cleanly (invalidated, or the connection closed).
+            FrameRateError: the error the link ended with.
+        """
+        return self._runner.run(self._owner._rearm_after(self._link.next_tick(timeout)))
+
+    def poll_tick(self) -> Optional[Tick]:
+        """The next tick if one is waiting, else ``None``, without blocking; raises as
+        :meth:`next_tick` once the link ended. Use it when :meth:`Connection.fileno` is readable."""
+        return self._owner._take(self._link.poll_tick)
 
     def __iter__(self) -> Iterator[Tick]:
         while True:
-            tick = self.next_tick()
-            if tick is None:
+            try:
+                yield self.next_tick()
+            except LinkEnded:
                 return
-            yield tick
+
+    def __enter__(self) -> "DisplayLink":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
+        if not self._runner.stopped:
+            self._runner.run(self._link.__aexit__(exc_type, exc, traceback))
 
     def __repr__(self) -> str:
         return repr(self._link)
@@ -251,12 +354,14 @@ class DisplayLink:
 class Watch:
     """A blocking compositor watch; see :class:`framerate.aio.Watch`."""
 
-    def __init__(self, runner: _LoopThread, watch: aio.Watch) -> None:
-        self._runner = runner
+    def __init__(self, conn: Connection, watch: aio.Watch) -> None:
+        self._owner = conn
+        self._runner = conn._runner
         self._watch = watch
 
     @property
-    def state(self) -> Optional[Dict[str, Any]]:
+    def state(self) -> Optional[CompositorState]:
+        """The GetState result taken with the (latest) subscription."""
         return self._watch.state
 
     @property
@@ -265,10 +370,11 @@ class Watch:
 
     def next_event(self, timeout: Optional[float] = None) -> Optional[Event]:
         """The next event; ``None`` once the watch ended; :class:`TimeoutError` after ``timeout`` s."""
-        try:
-            return self._runner.run(self._watch.next_event(timeout))
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"no event within {timeout} s") from None
+        return self._runner.run(self._owner._rearm_after(self._watch.next_event(timeout)))
+
+    def poll_event(self) -> Optional[Event]:
+        """The next event if one is waiting, else ``None`` (also once the watch ended), without blocking."""
+        return self._owner._take(self._watch.poll_event)
 
     def unwatch(self) -> None:
         self._runner.run(self._watch.unwatch())
@@ -283,5 +389,5 @@ class Watch:
     def __enter__(self) -> "Watch":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.unwatch()

@@ -74,6 +74,9 @@ class FrameRateError(Exception):
     """
 
     status: str = "UNKNOWN"
+    #: What the daemon said before it closed the connection (e.g. its connection
+    #: limit), for a :class:`ConnectionLost` it explains; else ``None``.
+    cause: Optional["FrameRateError"] = None
 
     def __init__(
         self,
@@ -248,11 +251,18 @@ class UntrustedDaemon(PermissionDenied):
 
 
 class ConnectionLost(Unavailable):
-    """The connection to the daemon closed while a request was in flight."""
+    """The connection to the daemon dropped: a call whose answer was pending, or
+    one made while the connection reconnects, fails with this at once (the
+    reconnect rule of docs/protocol.md); call again once it is back."""
 
 
 class ConnectionClosed(Cancelled):
     """The connection was closed by :meth:`close`; no more calls can be made on it."""
+
+
+class LinkEnded(Cancelled):
+    """:meth:`~framerate.DisplayLink.next_tick` on a link that ended cleanly: it
+    was invalidated, or its connection was closed by the application."""
 
 
 class ProtocolError(Internal):
