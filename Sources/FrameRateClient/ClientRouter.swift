@@ -64,6 +64,8 @@ final class ClientRouter: Sendable {
     }
 
     private let state = Mutex(State())
+    /// See ``hasDelivered``.
+    private let delivered = Atomic<Bool>(false)
 
     /// The connection's live links and watches, across sessions.
     let registry: StreamRegistry
@@ -177,13 +179,20 @@ final class ClientRouter: Sendable {
         for message in inbound.messages where delivery.closeReason == nil {
             switch message {
             case .response(let id, let result):
+                if id != nil { delivered.store(true, ordering: .relaxed) }
                 receiveResponse(id: id, result: result, into: &delivery)
             case .notification(let method, let params):
+                if method == V1Method.tick.rawValue { delivered.store(true, ordering: .relaxed) }
                 receiveNotification(method: method, params: params, into: &delivery)
             }
         }
         return delivery
     }
+
+    /// Whether the daemon answered a request or sent a tick on this connection: a
+    /// connection it accepted and closed at once (e.g. at its connection limit, with an
+    /// error whose id is null) does not count (see ``ConnectionCore``'s backoff).
+    var hasDelivered: Bool { delivered.load(ordering: .relaxed) }
 
     private enum Match {
         case pending(PendingCall, routeStarted: Bool)

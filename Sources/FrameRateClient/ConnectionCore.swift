@@ -27,6 +27,8 @@ final class ConnectionCore: Sendable {
     struct Session: Sendable {
         let channel: any Channel
         let router: ClientRouter
+        /// The reconnect attempt that made this connection (0: the first connection).
+        var attempt: Int = 0
     }
 
     private enum Phase: Sendable {
@@ -157,6 +159,10 @@ final class ConnectionCore: Sendable {
     /// `session`'s channel closed (the daemon went away, or ``close()``).
     private func sessionEnded(_ session: Session) {
         session.router.shutDown(reason: .connectionClosed)
+        // The backoff starts over only after a connection that worked (the daemon answered
+        // or ticked); one the daemon accepted and closed at once, as at its connection
+        // limit, counts as a failed attempt, so the waits keep growing (docs/protocol.md).
+        let firstAttempt = session.router.hasDelivered ? 0 : session.attempt + 1
         enum Next { case nothing, finish, reconnect }
         let next: Next = state.withLock { state in
             guard case .connected(let current) = state.phase, current.router === session.router else { return .nothing }
@@ -164,13 +170,13 @@ final class ConnectionCore: Sendable {
                 state.phase = .closed
                 return .finish
             }
-            state.phase = .reconnecting(attempt: 0, timer: nil)
+            state.phase = .reconnecting(attempt: firstAttempt, timer: nil)
             return .reconnect
         }
         switch next {
         case .nothing: break
         case .finish: finishAll()
-        case .reconnect: schedule(attempt: 0, on: session.channel.eventLoop)
+        case .reconnect: schedule(attempt: firstAttempt, on: session.channel.eventLoop)
         }
     }
 
@@ -202,7 +208,7 @@ final class ConnectionCore: Sendable {
         let router = ClientRouter(registry: registry, keepsStreamsOnClose: true)
         connector(router).whenComplete { result in
             switch result {
-            case .success(let channel): self.connected(Session(channel: channel, router: router))
+            case .success(let channel): self.connected(Session(channel: channel, router: router, attempt: attempt))
             case .failure: self.schedule(attempt: attempt + 1, on: loop)
             }
         }

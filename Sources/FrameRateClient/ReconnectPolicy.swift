@@ -8,6 +8,10 @@
 /// waits are about 10, 20, 40 … 640 ms, then 1 s until the daemon answers, so a
 /// restarted daemon is found within about a second of it listening.
 ///
+/// The count starts over only after a connection that worked (the daemon answered a
+/// request or sent a tick); one the daemon accepted and closed at once, as at its
+/// connection limit, counts as a failed attempt.
+///
 /// Only an established connection is re-established: the first
 /// ``FrameRateConnection/connect(socketPath:eventLoopGroup:reconnect:)`` still
 /// fails at once when nothing listens.

@@ -286,6 +286,30 @@ struct ReconnectUnitTests {
         await connection.close()
     }
 
+    @Test("a daemon that accepts and closes at once (its connection limit) does not restart the backoff: the waits grow, then the connection gives up")
+    func acceptedAndClosedCountsAsFailed() async throws {
+        let harness = try await ReconnectHarness(policy: ReconnectPolicy(jitter: 0, maximumAttempts: 3))
+        let connection = harness.connection
+        let link = try await harness.register(RegisterRequest(range: try FrameRateRange(minimum: 30, maximum: 60)), as: 1)
+        try await harness.channel.close()
+        var waits: [TimeAmount] = []
+        for attempt in 1...3 {
+            waits.append(await harness.advance(untilAttempts: attempt))
+            // Accepted, then refused as at the connection limit: an error with a null id,
+            // after which the client closes (the re-registration it sent is never answered).
+            _ = try await harness.nextRequest(.register)
+            try await harness.deliver(#"{"jsonrpc":"2.0","id":null,"error":{"code":8,"message":"framerated is at its connection limit"}}"#)
+            try? await harness.channel.close()
+        }
+        // 10, 20 and 40 ms: attempts 0, 1 and 2, not attempt 0 three times.
+        #expect(waits == [.milliseconds(10), .milliseconds(20), .milliseconds(40)])
+        for await _ in link.ticks {}
+        #expect(link.end == .connectionClosed)
+        #expect(connection.isClosed)
+        await harness.loop.advanceTime(by: .seconds(10))
+        #expect(harness.attemptsMade == 3)
+    }
+
     @Test("maximumAttempts: the connection gives up, closing for good and ending its links")
     func givesUp() async throws {
         let harness = try await ReconnectHarness(policy: ReconnectPolicy(jitter: 0, maximumAttempts: 2))
