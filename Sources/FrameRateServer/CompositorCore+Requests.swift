@@ -60,6 +60,7 @@ extension CompositorCore {
             case .update: return .success(try update(params, session: session))
             case .invalidate: return .success(try invalidate(params, session: session))
             case .frameDone: return .success(try frameDone(params, session: session))
+            case .present: return .success(try present(params, session: session))
             case .getState: return .success(try getState(params))
             case .setCaps: return .success(try setCaps(params, session: session))
             case .watch: return .success(try watch(params, session: session))
@@ -68,7 +69,7 @@ extension CompositorCore {
             case .listServices:
                 _ = try ParamReader(params, allowed: [])
                 return .success(ServiceCatalog.jsonValue)
-            case .tick, .closed, .event:
+            case .tick, .closed, .event, .presented:
                 throw RPCError(
                     code: RPCError.methodNotFoundCode,
                     message: "\(method) is a notification the daemon sends; clients cannot call it",
@@ -166,6 +167,40 @@ extension CompositorCore {
         return .object([:])
     }
 
+    /// `Present`: the frame shows at a vsync the tick plane reaches (which sends `Presented`
+    /// then); a pending frame it replaces is dropped, and its `Presented` goes out here, now.
+    private func present(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try PresentRequest(params: params)
+        let at = now()
+        var notBefore: MonotonicClock.Instant?
+        if let seconds = request.at {
+            guard seconds <= at.seconds + PresentRequest.maximumLead else {
+                throw .invalidParams(
+                    field: "at",
+                    "at is \(FrameRateMath.format(seconds - at.seconds)) s ahead of the daemon's CLOCK_MONOTONIC; present at most \(FrameRateMath.format(PresentRequest.maximumLead)) s ahead"
+                )
+            }
+            notBefore = MonotonicClock.Instant(seconds: seconds)
+        }
+        let interval = request.afterMinimumDuration.map { Duration.nanoseconds(Int64(($0 * 1e9).rounded())) }
+        // A change: the frame's vsync may be due before the tick plane's next wake-up.
+        let replaced = try mapped { () throws(CompositorError) in
+            try shared.change { (state) throws(CompositorError) in
+                try state.compositor.present(
+                    link: request.link, owner: session.owner, sequence: request.sequence, notBefore: notBefore,
+                    minimumInterval: interval, at: at
+                )
+            }
+        }
+        if let replaced {
+            var buffer = session.context.channel.allocator.buffer(capacity: 192)
+            JSONRPCOutboundMessage.notification(method: V1Method.presented.rawValue, params: PresentedNotification(replaced).jsonValue)
+                .writeLine(into: &buffer)
+            session.write(buffer)
+        }
+        return .object([:])
+    }
+
     private func getState(_ params: JSONValue?) throws(RPCError) -> JSONValue {
         _ = try ParamReader(params, allowed: [])
         return currentState().jsonValue
@@ -251,26 +286,43 @@ extension CompositorCore {
     }
 
     /// The full state, with each link's holder.
+    /// Residency and hitch ratios are as of now; a link that has ended keeps the identity
+    /// its connection had (``retiredPeers``).
     func currentState() -> CompositorState {
-        let (snapshot, start) = shared.read { ($0.compositor.snapshot, $0.compositor.start) }
+        let at = now()
+        let (snapshot, start) = shared.read { ($0.compositor.snapshot(at: at), $0.compositor.start) }
         return CompositorState(
             displays: snapshot.map { snapshot in
-                DisplayState(snapshot, start: start) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
+                DisplayState(snapshot, start: start, now: at) { owner in self.identity(of: owner) }
             }
         )
+    }
+
+    /// Who holds (or held) links of `owner`: its connection's peer, or the one it had.
+    func identity(of owner: OwnerID) -> PeerIdentity {
+        sessions[owner]?.peer.identity ?? retiredPeers[owner] ?? PeerCredentials.unknown.identity
     }
 
     /// ``currentState()`` as encoded JSON, built at most once per model generation: a
     /// flood of GetState between two changes costs one snapshot and one encoding, then a
     /// copy of the bytes per request.
+    ///
+    /// Residency and hitch ratios change with time alone, so a cached encoding also
+    /// expires after ``stateCacheLifetime``: a flood still costs one encoding per 100 ms.
     func encodedState() -> ByteBuffer {
         let generation = shared.read { $0.generation }
-        if let stateCache, stateCache.generation == generation { return stateCache.bytes }
+        let at = now()
+        if let stateCache, stateCache.generation == generation, at < stateCache.builtAt.advanced(by: Self.stateCacheLifetime) {
+            return stateCache.bytes
+        }
         var bytes = ByteBuffer()
         bytes.writeJSONValue(currentState().jsonValue)
-        stateCache = (generation, bytes)
+        stateCache = (generation, at, bytes)
         return bytes
     }
+
+    /// How long an encoded GetState is reused while nothing changes: 100 ms.
+    static let stateCacheLifetime = Duration.milliseconds(100)
 
     /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
     func linkState(_ link: LinkID) -> LinkState? {
@@ -288,7 +340,7 @@ extension CompositorCore {
             switch error {
             case .unknownDisplay: throw .status(.notFound, error.description)
             case .linkNotFound: throw .status(.notFound, error.description)
-            case .sequenceNotDelivered: throw .status(.outOfRange, error.description)
+            case .sequenceNotDelivered, .sequenceTooOld: throw .status(.outOfRange, error.description)
             }
         }
     }

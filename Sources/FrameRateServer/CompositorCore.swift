@@ -38,8 +38,11 @@ final class CompositorCore {
     let rpcConfiguration: JSONRPCInbound.Configuration
     /// Called with a one-line summary whenever it changes (the systemd status line).
     var statusObserver: ((String) -> Void)?
-    /// The latest encoded `GetState` result and the model generation it shows.
-    var stateCache: (generation: UInt64, bytes: ByteBuffer)?
+    /// The latest encoded `GetState` result, the model generation it shows and when it was built.
+    var stateCache: (generation: UInt64, builtAt: MonotonicClock.Instant, bytes: ByteBuffer)?
+    /// The identity of closed connections whose links still hold residency shares, so
+    /// GetState names them as they were. Pruned to the owners residency still names.
+    var retiredPeers: [OwnerID: PeerIdentity] = [:]
 
     init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
@@ -184,11 +187,27 @@ final class CompositorCore {
         }
         session.writer.close()
         usage.add(session.peer.uid, links: -removed.count)
+        if !removed.isEmpty { retire(session) }
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
         for (link, display) in removed { emit(.linkRemoved(display: display, link: link, reason: "connection closed")) }
         logger.debug("client disconnected", metadata: peerMetadata(session.peer))
         publishStatus()
     }
+
+    /// Keeps a closed connection's identity for the residency its links earned; drops the
+    /// identities residency no longer names once there are more than ``retiredPeerLimit``.
+    private func retire(_ session: Session) {
+        retiredPeers[session.owner] = session.peer.identity
+        guard retiredPeers.count > Self.retiredPeerLimit else { return }
+        let named = shared.read { state in
+            Set(state.compositor.snapshot.flatMap { $0.residency.flatMap { $0.heldBy.compactMap(\.owner) } })
+        }
+        retiredPeers = retiredPeers.filter { named.contains($0.key) }
+    }
+
+    /// Retired identities kept before pruning: the residency ledgers keep at most 256 ended
+    /// links by name per display, so this bounds the table.
+    static let retiredPeerLimit = 1024
 
     func connectionError(_ error: any Error, session: Session?) {
         logger.debug("connection error: \(error)", metadata: session.map { peerMetadata($0.peer) } ?? [:])

@@ -11,6 +11,10 @@ public enum V1Method: String, CaseIterable, Sendable {
     case invalidate = "framerate.v1.DisplayLink/Invalidate"
     /// Request or notification: the client finished the frame for a tick.
     case frameDone = "framerate.v1.DisplayLink/FrameDone"
+    /// Request or notification: the frame for a tick is committed; show it at the next vsync allowed.
+    case present = "framerate.v1.DisplayLink/Present"
+    /// Notification from the daemon: what became of one `Present` (shown at a vsync, or dropped).
+    case presented = "framerate.v1.DisplayLink/Presented"
     /// Notification from the daemon: the daemon ended a link.
     case closed = "framerate.v1.DisplayLink/Closed"
     /// Request: every display, its rate, reason, caps and links.
