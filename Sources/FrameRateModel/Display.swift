@@ -196,7 +196,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// Shows every pending frame due at the vsync at `time` (since the origin).
     private mutating func showFrames(at time: Duration, vsync: C.Instant) -> [Presentation<C.Instant>] {
         var shown: [Presentation<C.Instant>] = []
-        for (id, frame) in pendingFrames where frame.notBefore <= time {
+        for (id, frame) in pendingFrames where frame.notBefore - PendingFrame.slack <= time {
             pendingFrames[id] = nil
             guard let position = positions[id] else { continue }
             let lateness = time - frame.expected
@@ -297,7 +297,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         for frame in pendingFrames.values {
-            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore)).index
+            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore - PendingFrame.slack)).index
             if earliest == nil || due < earliest! { earliest = due }
         }
         for index in links.indices where !links[index].configuration.isPaused {

@@ -133,6 +133,22 @@ struct PresentationTests {
         #expect(two.presentedTime == one.presentedTime!.advanced(by: period120 * 4))
     }
 
+    @Test("afterMinimumDuration of exactly six periods shows at the sixth vsync, despite the grid's rounding")
+    func exactMultipleOfThePeriod() throws {
+        var harness = Harness()
+        let link = try harness.link120()
+        let first = try harness.nextTick()
+        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: first.sequence, at: harness.clock.now)
+        let reports = try harness.run(until: first.targetTimestamp)
+        let one = try #require(reports.flatMap(\.presentations).first)
+        let second = try #require(reports.last?.ticks.first)
+        _ = try harness.compositor.present(
+            link: link, owner: harness.owner, sequence: second.sequence, minimumInterval: .milliseconds(50), at: harness.clock.now
+        )
+        let two = try #require(try harness.run(until: harness.clock.now.advanced(by: .milliseconds(60))).flatMap(\.presentations).first)
+        #expect(two.presentedTime == one.presentedTime!.advanced(by: period120 * 6))
+    }
+
     @Test("a frame replaced before a vsync shows it is dropped: presentedTime nil, hitch 0")
     func dropped() throws {
         var harness = Harness()

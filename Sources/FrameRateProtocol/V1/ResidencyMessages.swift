@@ -44,7 +44,7 @@ public struct ResidencyHolderState: Hashable, Sendable {
 
     /// `{"link":3,"pid":…,"uid":…,"command":…,"label":…,"seconds":…}` or `{"link":null,"reason":"cap","seconds":…}`.
     public var jsonValue: JSONValue {
-        var object: JSONObject = ["seconds": JSONValue(seconds)]
+        var object = JSONObject()
         if let link {
             object["link"] = JSONValue(link.rawValue)
             writeLinkIdentity(peer: peer ?? PeerIdentity(pid: 0, uid: 0, command: nil), label: label, into: &object)
@@ -52,6 +52,7 @@ public struct ResidencyHolderState: Hashable, Sendable {
             object["link"] = .null
             object["reason"] = JSONValue(reason)
         }
+        object["seconds"] = JSONValue(seconds)
         return .object(object)
     }
 }
