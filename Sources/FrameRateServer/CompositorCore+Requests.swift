@@ -69,7 +69,9 @@ extension CompositorCore {
             case .listServices:
                 _ = try ParamReader(params, allowed: [])
                 return .success(ServiceCatalog.jsonValue)
-            case .tick, .closed, .event, .presented:
+            case .trace: return .success(try startTrace(params, session: session))
+            case .stopTrace: return .success(try stopTrace(params, session: session))
+            case .tick, .closed, .event, .presented, .traceRecords:
                 throw RPCError(
                     code: RPCError.methodNotFoundCode,
                     message: "\(method) is a notification the daemon sends; clients cannot call it",
@@ -116,6 +118,13 @@ extension CompositorCore {
             ]) { $1 }
         )
         if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
+        trace {
+            let state = shared.read { $0.compositor.snapshot(of: status.link) }.map {
+                LinkState($0, peer: session.peer.identity, start: start)
+            }
+            return (state.map { [TraceRecord.linkAdded(display: status.display, at: at.seconds, $0)] } ?? [])
+                + decisionRecords([status.display], at: at)
+        }
         publishStatus()
         return LinkStatusResult(status, includeDisplay: true, start: start).jsonValue
     }
@@ -136,6 +145,7 @@ extension CompositorCore {
             metadata: ["link": "\(request.link.rawValue)", "range": "\(request.range.map { "\($0)" } ?? "-")", "paused": "\(request.paused.map { "\($0)" } ?? "-")"]
         )
         if let link = linkState(request.link) { emit(.linkUpdated(display: status.display, link: link)) }
+        trace { decisionRecords([status.display], at: at) }
         return LinkStatusResult(status, includeDisplay: false, start: start).jsonValue
     }
 
@@ -152,6 +162,7 @@ extension CompositorCore {
         usage.add(session.peer.uid, links: -1)
         logRelease(request.link, session: session, reason: "invalidated")
         emit(.linkRemoved(display: display, link: request.link, reason: "invalidated"))
+        trace { [.linkRemoved(display: display, at: at.seconds, link: request.link)] + decisionRecords([display], at: at) }
         publishStatus()
         return .object([:])
     }
@@ -192,6 +203,11 @@ extension CompositorCore {
                 )
             }
         }
+        trace {
+            let display = shared.read { $0.compositor.display(of: request.link) } ?? DisplayID(rawValue: 0)
+            return [.present(display: display, link: request.link, sequence: request.sequence, at: at.seconds)]
+                + (replaced.map { [.presented(display: display, PresentedNotification($0))] } ?? [])
+        }
         if let replaced {
             var buffer = session.context.channel.allocator.buffer(capacity: 192)
             JSONRPCOutboundMessage.notification(method: V1Method.presented.rawValue, params: PresentedNotification(replaced).jsonValue)
@@ -222,6 +238,7 @@ extension CompositorCore {
             )
             emit(.capsChanged(display: display, caps: caps))
         }
+        trace { decisionRecords(changed.map(\.0), at: at) }
         return SetCapsResult(displays: changed.map { (display: $0.0, caps: $0.1) }).jsonValue
     }
 

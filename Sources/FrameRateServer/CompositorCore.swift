@@ -43,6 +43,11 @@ final class CompositorCore {
     /// The identity of closed connections whose links still hold residency shares, so
     /// GetState names them as they were. Pruned to the owners residency still names.
     var retiredPeers: [OwnerID: PeerIdentity] = [:]
+    /// Running traces and the connection each belongs to.
+    var traces: [UInt64: OwnerID] = [:]
+    var lastTrace: UInt64 = 0
+    /// Sends running traces their records (only while one runs).
+    var traceFlush: RepeatedTask?
 
     init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
@@ -176,6 +181,7 @@ final class CompositorCore {
     func close(_ session: Session) {
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
         for watch in session.watches { watchers[watch] = nil }
+        endTraces(of: session.owner)
         usage.add(session.peer.uid, connections: -1, watches: -session.watches.count)
         let at = now()
         let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
@@ -190,6 +196,10 @@ final class CompositorCore {
         if !removed.isEmpty { retire(session) }
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
         for (link, display) in removed { emit(.linkRemoved(display: display, link: link, reason: "connection closed")) }
+        trace {
+            removed.map { TraceRecord.linkRemoved(display: $0.display, at: at.seconds, link: $0.link) }
+                + decisionRecords(Array(Set(removed.map(\.display))), at: at)
+        }
         logger.debug("client disconnected", metadata: peerMetadata(session.peer))
         publishStatus()
     }

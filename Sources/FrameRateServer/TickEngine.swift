@@ -138,6 +138,7 @@ final class TickEngine: Sendable {
             Self.send(shards[0], epoch: epoch)
         }
         Self.sendPresented(presented)
+        if shared.tracer.isActive { Self.trace(wake, into: shared.tracer) }
         return wake.sleepUntil
     }
 

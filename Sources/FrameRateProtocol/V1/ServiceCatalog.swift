@@ -113,6 +113,16 @@ public enum ServiceCatalog {
             params: [field("watch", "integer", required: true), field("kind", "string", required: true)], streams: nil
         ),
         Method(method: .unwatch, kind: .unary, params: [field("watch", "integer", required: true)], streams: nil),
+        Method(method: .trace, kind: .serverStreaming, params: [], streams: .traceRecords),
+        Method(
+            method: .traceRecords, kind: .daemonNotification,
+            params: [
+                field("trace", "integer", required: true), field("records", "array of records", required: true),
+                field("lost", "integer", required: true),
+            ],
+            streams: nil
+        ),
+        Method(method: .stopTrace, kind: .unary, params: [field("trace", "integer", required: true)], streams: nil),
         Method(method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil),
         Method(method: .listServices, kind: .unary, params: [], streams: nil),
     ]

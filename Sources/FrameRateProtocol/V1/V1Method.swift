@@ -27,6 +27,12 @@ public enum V1Method: String, CaseIterable, Sendable {
     case event = "framerate.v1.Compositor/Event"
     /// Request: end a watch.
     case unwatch = "framerate.v1.Compositor/Unwatch"
+    /// Request: start recording what the daemon does; `TraceRecords` notifications follow.
+    case trace = "framerate.v1.Compositor/Trace"
+    /// Notification from the daemon: a batch of a trace's records.
+    case traceRecords = "framerate.v1.Compositor/TraceRecords"
+    /// Request: stop a trace.
+    case stopTrace = "framerate.v1.Compositor/StopTrace"
     /// Request: gRPC health check.
     case healthCheck = "grpc.health.v1.Health/Check"
     /// Request: list every service, method and parameter.

@@ -3,8 +3,9 @@ import FrameRatePosix
 import FrameRateProtocol
 import NIOCore
 
-/// `framerate.v1.DisplayLink/Presented` for the frames a vsync showed, sent by the tick
-/// plane at that vsync, after its ticks (see docs/architecture.md, "Presented").
+/// What the tick plane reports besides ticks: `framerate.v1.DisplayLink/Presented` for the
+/// frames a vsync showed, sent at that vsync after its ticks (see docs/architecture.md,
+/// "Presented"), and the records of running traces.
 ///
 /// Kept apart from the tick path: only links that present cost anything here, and each
 /// notification is encoded with the one JSON-RPC codec, outside the model lock.
@@ -24,6 +25,13 @@ extension TickEngine {
             guard let writer = writers[presentation.owner] else { continue }
             presented.append(Presented(presentation: presentation, writer: writer))
         }
+    }
+
+    /// Records what the vsyncs of `wake` did for the running traces (after the sends).
+    static func trace(_ wake: FanOutDriver<MonotonicClock>.Wake, into tracer: TraceRecorder) {
+        var records: [TraceRecord] = []
+        for case .deliver(let report) in wake.actions { records += TraceRecorder.records(of: report) }
+        tracer.record(records)
     }
 
     /// Encodes and writes each `Presented` notification to its connection (after the lock).
