@@ -51,4 +51,29 @@ import Testing
         #expect(ResidencyText.bar(1).count == ResidencyText.barWidth)
         #expect(ResidencyText.bar(0) == "")
     }
+
+    @Test func topFitsEightyByTwentyFour() throws {
+        var links: [JSONValue] = []
+        for index in 1...40 {
+            links.append([
+                "link": .number(JSONNumber(index)), "range": ["minimum": 80.0, "maximum": 120.0, "preferred": 120.0],
+                "callbackRate": 120.0, "pid": 4242, "uid": 0, "command": "a-very-long-command-name", "label": .string("label \(index)"),
+                "hitches": index == 1
+                    ? ["frames": 100, "late": 3, "dropped": 0, "timeMs": 50.0, "ratioMsPerS": 12.5, "window": 10.0] : nil,
+            ])
+        }
+        let display: JSONValue = [
+            "id": 0, "profile": "promotion-phone", "refreshRate": 120.0, "caps": [:], "links": .array(links),
+            "reason": .string(String(repeating: "a long reason ", count: 20)), "uptime": 10.0,
+            "residency": [["rate": 120.0, "seconds": 10.0, "heldBy": [["link": 1, "pid": 4242, "uid": 0, "command": "x", "label": "l", "seconds": 10.0]]]],
+        ]
+        let state = CompositorState(displays: [try DisplayState(json: display)])
+        let lines = TopText.lines(
+            state: state, rates: [LinkID(rawValue: 1): .init(ticks: 119.5, skipped: 0.5)], clock: "12:00:00", width: 80, height: 24
+        )
+        #expect(lines.count == 24)
+        #expect(lines.allSatisfy { $0.count <= 80 })
+        #expect(lines.contains { $0.contains("119.5") && $0.contains("12.5 bad") && $0.contains("a-very-long…") })
+        #expect(lines.last?.hasPrefix("… ") == true)
+    }
 }

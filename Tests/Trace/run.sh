@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# framectl trace against a real daemon, decoded with Perfetto's published protos.
+# framectl trace against a real daemon, decoded with Perfetto's published protos, and
+# framectl top under a pseudo-terminal and on a pipe.
 # Usage: Tests/Trace/run.sh BIN_DIR   (where framerated and framectl are built)
 # A venv in .build/trace-venv holds the PyPI packages perfetto (which ships
 # perfetto/protos/perfetto/trace/perfetto_trace_pb2.py) and protobuf.
@@ -27,3 +28,4 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 "$venv/bin/python" "$here/check_trace.py" "$bin/framectl" "$socket" "$work"
+"$venv/bin/python" "$here/check_top.py" "$bin/framectl" "$socket"
