@@ -54,7 +54,7 @@ from .errors import (
     Unknown,
     UntrustedDaemon,
 )
-from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, SocketChoice, Tick, find_socket, socket_path
+from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, Presented, SocketChoice, Tick, find_socket, socket_path
 
 __version__ = "0.1.0"
 
@@ -67,6 +67,7 @@ __all__ = [
     "DisplayLink",
     "Watch",
     "Tick",
+    "Presented",
     "LinkStatus",
     "Event",
     "socket_path",
