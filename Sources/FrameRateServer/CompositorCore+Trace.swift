@@ -14,13 +14,25 @@ extension CompositorCore {
     static let traceFlushInterval = TimeAmount.milliseconds(100)
     /// Records per `TraceRecords` line (a tick record is about 100 bytes).
     static let recordsPerNotification = 1024
-    /// Traces running at once in the daemon, and per connection.
+    /// Traces running at once in the daemon.
     static let traceLimit = 8
+    /// Traces an unprivileged user may run at once: a trace makes the tick plane record
+    /// every tick, so one user must not be able to take every slot or multiply that work.
+    static let traceLimitPerUser = 1
 
     func startTrace(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         _ = try ParamReader(params, allowed: [])
         guard !traces.values.contains(session.owner) else {
             throw .status(.resourceExhausted, "this connection already runs a trace; stop it (StopTrace) or use another connection")
+        }
+        if !session.isPrivileged {
+            let held = traces.values.filter { sessions[$0]?.peer.uid == session.peer.uid }.count
+            guard held < Self.traceLimitPerUser else {
+                throw .status(
+                    .resourceExhausted,
+                    "uid \(session.peer.uid) already runs \(held) trace (the per-user limit for unprivileged users); stop it first"
+                )
+            }
         }
         guard traces.count < Self.traceLimit else {
             throw .status(.resourceExhausted, "framerated already runs \(Self.traceLimit) traces (the limit); try again when one ends")

@@ -64,8 +64,14 @@ import Testing
         #expect(try first.error(.trace).grpcStatus == .resourceExhausted)
         let other = try server.connect(Peers.user)
         #expect(try other.error(.stopTrace, #"{"trace":\#(trace)}"#).grpcStatus == .notFound)
-        // Closing the connection ends its trace.
+        // An unprivileged user runs one trace at a time, across its connections; root is not limited so.
+        let perUser = try other.error(.trace)
+        #expect(perUser.grpcStatus == .resourceExhausted && perUser.message.contains("per-user"))
+        let root = try server.connect(Peers.root)
+        #expect(try root.result(.trace)["trace"]?.int64Value != nil)
+        // Closing the connections ends their traces.
         first.close()
+        root.close()
         #expect(!server.shared.tracer.isActive)
     }
 }
