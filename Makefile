@@ -17,7 +17,7 @@ SWIFT ?= swift
 # Debian packages the build and the tests need.
 DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev
 
-.PHONY: deps build run test test-swift test-clients python-package test-realtime sanitize fuzz fuzz-smoke install uninstall clean
+.PHONY: deps build run test test-swift test-clients python-package test-realtime test-trace sanitize fuzz fuzz-smoke install uninstall clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -42,7 +42,7 @@ run: deps
 	exec "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/framerated" $(ARGS)
 
 ## test: every test suite, the sanitizers, and each fuzz target for a short, bounded time.
-test: build test-swift test-clients test-realtime sanitize fuzz-smoke
+test: build test-swift test-clients test-realtime test-trace sanitize fuzz-smoke
 
 # Unit tests run in parallel; the integration tests measure tick rates on a 2-core
 # machine, so they run one at a time, and the systemd end-to-end test runs alone, with
@@ -101,6 +101,13 @@ test-realtime: deps
 	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet pytest; \
 	echo "pytest Tests/Realtime (FRAMERATED_BIN_DIR=$$bin)"; \
 	FRAMERATED_BIN_DIR="$$bin" python3 -m pytest -q -p no:cacheprovider Tests/Realtime
+
+## test-trace: framectl trace against the daemon, the file decoded with Perfetto's published
+## protos (PyPI perfetto + protobuf, in a venv under .build) and its counts checked.
+test-trace: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product framerated
+	$(SWIFT) build -c $(CONFIGURATION) --product framectl
+	Tests/Trace/run.sh "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"
 
 ## sanitize: the unit tests under AddressSanitizer and ThreadSanitizer, each in its own build
 ## directory (.build-asan, .build-tsan) so the ordinary build is not rebuilt. LeakSanitizer is

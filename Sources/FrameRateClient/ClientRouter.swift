@@ -302,6 +302,15 @@ final class ClientRouter: Sendable {
             } else {
                 removeLink(closed.link, end: .closedByDaemon(closed))
             }
+        case V1Method.presented.rawValue:
+            let frame: PresentedNotification
+            do {
+                frame = try PresentedNotification(json: params)
+            } catch {
+                delivery.closeReason = .protocolViolation("a malformed Presented: \(error.message)")
+                return
+            }
+            state.withLock { $0.links[frame.link] }?.deliver(frame)
         case V1Method.event.rawValue:
             guard let params, let watch = params["watch"]?.int64Value, watch > 0 else {
                 delivery.closeReason = .protocolViolation("an Event without a valid watch id")

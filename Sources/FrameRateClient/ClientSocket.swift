@@ -156,6 +156,15 @@ public final class ClientSocket {
         return credentials.pid
     }
 
+    /// The uid of the process at the other end when it connected (`SO_PEERCRED`), or `nil`.
+    public var peerUserID: UInt32? {
+        guard descriptor >= 0 else { return nil }
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, credentials.pid > 0 else { return nil }
+        return credentials.uid
+    }
+
     private func openDescriptor() throws(ClientSocketError) -> Int32 {
         guard descriptor >= 0 else { throw .notOpen }
         return descriptor

@@ -53,9 +53,19 @@ public final class DisplayLinkHandle: Sendable {
     /// daemon's `skipped`, with `sequence` offset by a constant.
     public let ticks: AsyncStream<TickNotification>
 
+    /// What became of each frame this link presented (``present(sequence:at:afterMinimumDuration:)``):
+    /// shown at a vsync (`presentedTime`, `hitch`) or dropped. `link` is ``id`` and
+    /// `sequence` is in the numbering of ``ticks``. Buffered like ``ticks`` (the newest
+    /// kept); it finishes when the link ends.
+    public let presented: AsyncStream<PresentedNotification>
+
     private let record: LinkRecord
 
-    init(connection: FrameRateConnection, status: LinkStatusResult, display: DisplayID, ticks: AsyncStream<TickNotification>, record: LinkRecord) {
+    init(
+        connection: FrameRateConnection, status: LinkStatusResult, display: DisplayID, ticks: AsyncStream<TickNotification>,
+        presented: AsyncStream<PresentedNotification>, record: LinkRecord
+    ) {
+        self.presented = presented
         self.id = record.snapshot.id ?? status.link
         self.display = display
         self.refreshRate = status.refreshRate
@@ -123,5 +133,14 @@ public final class DisplayLinkHandle: Sendable {
     /// report is dropped without an error.
     public func frameDone(sequence: UInt64) async throws(FrameRateClientError) {
         try await connection.frameDone(record, sequence: sequence)
+    }
+
+    /// Commits the frame for tick `sequence` (a `Present` notification): the daemon shows
+    /// it at the first vsync at or after the latest of now, `at` (seconds on
+    /// `CLOCK_MONOTONIC`, `present(at:)`) and the previous shown frame plus
+    /// `afterMinimumDuration` (seconds), and reports it on ``presented``. Counts as
+    /// ``frameDone(sequence:)``. Mapped and dropped during an outage like it.
+    public func present(sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil) async throws(FrameRateClientError) {
+        try await connection.present(record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration)
     }
 }

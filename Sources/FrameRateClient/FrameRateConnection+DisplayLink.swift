@@ -39,13 +39,16 @@ extension FrameRateConnection {
     ) async throws(FrameRateClientError) -> DisplayLinkHandle {
         precondition(tickBufferLimit > 0, "tickBufferLimit must be positive")
         let (ticks, continuation) = AsyncStream.makeStream(of: TickNotification.self, bufferingPolicy: .bufferingNewest(tickBufferLimit))
-        let record = LinkRecord(registration: request, ticks: continuation, registry: core.registry)
+        let (presented, presentedContinuation) = AsyncStream.makeStream(
+            of: PresentedNotification.self, bufferingPolicy: .bufferingNewest(tickBufferLimit)
+        )
+        let record = LinkRecord(registration: request, ticks: continuation, presented: presentedContinuation, registry: core.registry)
         let result = try await call(V1Method.register.rawValue, params: request.jsonValue, route: .link(record, restoring: false))
         let status = try ResultDecoding.decode(.register) { () throws(RPCError) in try LinkStatusResult(json: result) }
         let current = record.didUpdate(status: status, range: nil, paused: nil)
         return DisplayLinkHandle(
             connection: self, status: current, display: status.display ?? request.display ?? DisplayID(rawValue: 0),
-            ticks: ticks, record: record
+            ticks: ticks, presented: presented, record: record
         )
     }
 
@@ -126,6 +129,24 @@ extension FrameRateConnection {
                 current.router.removeLink(again.id, end: .invalidated)
                 try? await notify(V1Method.invalidate.rawValue, params: LinkRequest(link: again.id).jsonValue, on: current)
             }
+        }
+    }
+
+    /// `Present` for a link of this connection (a notification), like ``frameDone(_:sequence:)``.
+    func present(_ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?) async throws(FrameRateClientError) {
+        guard !core.isClosed else { throw .connectionClosed }
+        guard record.snapshot.end == nil else { return }
+        guard let target = record.target, let session = core.session(for: target.router) else {
+            guard core.reconnects else { throw .connectionClosed }
+            return
+        }
+        let request = PresentRequest(
+            link: target.id, sequence: record.daemonSequence(for: sequence), at: at, afterMinimumDuration: afterMinimumDuration
+        )
+        do throws(FrameRateClientError) {
+            try await notify(V1Method.present.rawValue, params: request.jsonValue, on: session)
+        } catch .connectionClosed where core.reconnects {
+            return
         }
     }
 

@@ -29,13 +29,20 @@ final class LinkRecord: Sendable {
 
     /// The link's tick stream.
     let ticks: AsyncStream<TickNotification>.Continuation
+    /// The link's `Presented` notifications.
+    let presented: AsyncStream<PresentedNotification>.Continuation
     /// The connection's live links, which this record leaves when it ends.
     let registry: StreamRegistry
     private let state: Mutex<State>
 
     /// A record for a registration about to be sent.
-    init(registration: RegisterRequest, ticks: AsyncStream<TickNotification>.Continuation, registry: StreamRegistry) {
+    init(
+        registration: RegisterRequest, ticks: AsyncStream<TickNotification>.Continuation,
+        presented: AsyncStream<PresentedNotification>.Continuation = AsyncStream.makeStream(of: PresentedNotification.self).continuation,
+        registry: StreamRegistry
+    ) {
         self.ticks = ticks
+        self.presented = presented
         self.registry = registry
         self.state = Mutex(State(registration: registration))
     }
@@ -99,6 +106,21 @@ final class LinkRecord: Sendable {
         if let mapped { ticks.yield(mapped) }
     }
 
+    /// Delivers a `Presented` from the daemon, with the link's application-visible id and
+    /// the tick's sequence in the application's numbering (the same offset as its ticks).
+    func deliver(_ frame: PresentedNotification) {
+        let mapped: PresentedNotification? = state.withLock { state in
+            guard state.end == nil, let id = state.id else { return nil }
+            var mapped = frame
+            mapped.link = id
+            let sequencer = state.sequencer
+            mapped.sequence = frame.sequence >= sequencer.daemonBase
+                ? sequencer.applicationBase &+ (frame.sequence - sequencer.daemonBase) : sequencer.applicationBase
+            return mapped
+        }
+        if let mapped { presented.yield(mapped) }
+    }
+
     /// The daemon's sequence for the application's `sequence`.
     func daemonSequence(for sequence: UInt64) -> UInt64 {
         state.withLock { $0.sequencer.daemonSequence(forApplicationSequence: sequence) }
@@ -132,6 +154,7 @@ final class LinkRecord: Sendable {
         }
         if let id = ended.1 { registry.removeLink(id, self) }
         ticks.finish()
+        presented.finish()
         return ended.0
     }
 }

@@ -92,6 +92,21 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         try displays[index].frameDone(link, sequence: sequence)
     }
 
+    /// `Present`: `owner`'s client committed the frame for tick `sequence` of `link` at `now`.
+    ///
+    /// The frame shows at the first vsync of the link's display at or after the latest of
+    /// `now`, `notBefore` (`present(at:)`) and the link's previous shown frame plus
+    /// `minimumInterval` (`present(afterMinimumDuration:)`); that vsync's report lists it
+    /// in ``VsyncReport/presentations``. Counts as ``frameDone(link:owner:sequence:)``.
+    /// - Returns: the link's pending frame this one replaces (dropped), if any.
+    public mutating func present(
+        link: LinkID, owner: OwnerID, sequence: UInt64, notBefore: C.Instant? = nil, minimumInterval: Duration? = nil,
+        at now: C.Instant
+    ) throws(CompositorError) -> Presentation<C.Instant>? {
+        let index = try index(of: link, owner: owner)
+        return try displays[index].present(link, sequence: sequence, notBefore: notBefore, minimumInterval: minimumInterval, at: now)
+    }
+
     /// The caps of `display` (the default display when `nil`).
     public func caps(of display: DisplayID? = nil) throws(CompositorError) -> DisplayCaps {
         displays[try index(of: display)].caps
@@ -175,6 +190,18 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         displayOfLink[link].flatMap { displays[$0].snapshot(of: link) }
     }
 
-    /// A read-only view of every display, for status output.
+    /// A read-only view of every display, for status output; residency and hitch ratios
+    /// as of the latest time each display heard of.
     public var snapshot: [DisplaySnapshot] { displays.map(\.snapshot) }
+
+    /// Every display as of `now`: residency counts up to `now`, hitch ratios are over the
+    /// window ending at `now`.
+    public func snapshot(at now: C.Instant) -> [DisplaySnapshot] {
+        displays.map { $0.snapshot(at: $0.origin.duration(to: now)) }
+    }
+
+    /// One link as of `now`, if it exists.
+    public func snapshot(of link: LinkID, at now: C.Instant) -> LinkSnapshot? {
+        displayOfLink[link].flatMap { displays[$0].snapshot(of: link, at: displays[$0].origin.duration(to: now)) }
+    }
 }

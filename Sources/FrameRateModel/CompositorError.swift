@@ -8,6 +8,8 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
     case linkNotFound(LinkID)
     /// A frame-done report named a sequence the link has not been sent.
     case sequenceNotDelivered(LinkID, sequence: UInt64, lastDelivered: UInt64)
+    /// A `Present` named a tick older than the recent ones whose targets the link keeps.
+    case sequenceTooOld(LinkID, sequence: UInt64, oldest: UInt64)
 
     /// A sentence for the user.
     public var description: String {
@@ -18,6 +20,8 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
             "\(link) does not exist on this connection (already invalidated, or registered by another client)"
         case .sequenceNotDelivered(let link, let sequence, let lastDelivered):
             "\(link) was never sent sequence \(sequence); the latest tick it was sent is \(lastDelivered)"
+        case .sequenceTooOld(let link, let sequence, let oldest):
+            "sequence \(sequence) of \(link) is too old to present; present the frame of a recent tick (\(oldest) or later)"
         }
     }
 }

@@ -9,6 +9,8 @@ struct DisplayLinkState: Sendable {
     var pacer: LinkPacer
     /// When it was registered, as the time since the display's origin.
     let since: Duration
+    /// Its recent ticks' targets, previous shown frame and hitch counts.
+    var presentation: LinkPresentation
 }
 
 /// One display's whole state: its links, caps, arbitration, governor and vsync grid.
@@ -28,6 +30,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private(set) var links: [Link] = []
     /// Position of each link in `links`.
     private var positions: [LinkID: Int] = [:]
+    /// Each link's frame committed by `Present` and not shown yet.
+    private var pendingFrames: [LinkID: PendingFrame] = [:]
+    /// Time at each rate and who held it there.
+    private(set) var residency = ResidencyLedger()
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
@@ -37,6 +43,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         self.governor = RefreshRateGovernor(initialRate: initial, settings: settings)
         self.timeline = VsyncTimeline(start: start, rate: initial)
         self.origin = start
+        // Until a link votes, the initial rate is held by nobody: idle.
+        residency.hold(rate: initial, holders: [.idle], at: .zero) { _ in nil }
         rearbitrate(at: start)
     }
 
@@ -90,10 +98,12 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func add(_ id: LinkID, owner: OwnerID, configuration: DisplayLinkConfiguration, at now: C.Instant) {
         catchUp(to: now)
         positions[id] = links.count
+        let since = origin.duration(to: now)
         links.append(
             Link(
                 id: id, owner: owner, configuration: configuration,
-                pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate)), since: origin.duration(to: now)
+                pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate)), since: since,
+                presentation: LinkPresentation(since: since, paused: configuration.isPaused)
             )
         )
         rearbitrate(at: now)
@@ -107,6 +117,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if let range { link.configuration.range = range }
         if let paused { link.configuration.isPaused = paused }
         if wasPaused && !link.configuration.isPaused { link.pacer.resume() }
+        if wasPaused != link.configuration.isPaused {
+            link.presentation.hitches.setPaused(link.configuration.isPaused, at: origin.duration(to: now))
+        }
         link.pacer.setCadence(cadence(of: link.configuration, refresh: refreshRate))
         links[position] = link
         rearbitrate(at: now)
@@ -116,6 +129,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         catchUp(to: now)
         guard let position = positions.removeValue(forKey: id) else { return }
         links.remove(at: position)
+        pendingFrames[id] = nil
+        residency.linkEnded(id)
         for index in position..<links.count { positions[links[index].id] = index }
         rearbitrate(at: now)
     }
@@ -128,6 +143,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         for link in links[first...] where link.owner == owner {
             removed.append(link.id)
             positions[link.id] = nil
+            pendingFrames[link.id] = nil
+            residency.linkEnded(link.id)
         }
         links.removeAll { $0.owner == owner }
         // Only links after the first removed one moved.
@@ -141,6 +158,59 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         self.caps = caps
         recomputeCadences()
         rearbitrate(at: now)
+    }
+
+    /// `Present`: the frame for tick `sequence` of link `id` is committed at `now`. It shows
+    /// at the first vsync at or after the latest of `now`, `notBefore` (`at`), and the
+    /// link's previous shown frame plus `minimumInterval` (`afterMinimumDuration`).
+    /// Counts as a frame-done report for pacing.
+    /// - Returns: the frame it replaces, dropped, if one was still pending.
+    mutating func present(
+        _ id: LinkID, sequence: UInt64, notBefore: C.Instant?, minimumInterval: Duration?, at now: C.Instant
+    ) throws(CompositorError) -> Presentation<C.Instant>? {
+        guard let position = positions[id] else { throw .linkNotFound(id) }
+        var link = links[position]
+        guard sequence > 0, link.pacer.frameDone(sequence: sequence) else {
+            throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: link.pacer.lastDelivered)
+        }
+        guard let expected = link.presentation.target(of: sequence) else {
+            throw .sequenceTooOld(id, sequence: sequence, oldest: link.presentation.oldestKnown)
+        }
+        link.presentation.presenting()
+        var earliest = origin.duration(to: now)
+        if let notBefore { earliest = max(earliest, origin.duration(to: notBefore)) }
+        if let minimumInterval, let lastShown = link.presentation.lastShown { earliest = max(earliest, lastShown + minimumInterval) }
+        var replaced: Presentation<C.Instant>?
+        if let pending = pendingFrames[id] {
+            link.presentation.hitches.droppedFrame()
+            replaced = Presentation(
+                link: id, owner: link.owner, sequence: pending.sequence, presentedTime: nil,
+                expectedTime: origin.advanced(by: pending.expected), hitch: .zero
+            )
+        }
+        links[position] = link
+        pendingFrames[id] = PendingFrame(sequence: sequence, expected: expected, notBefore: earliest)
+        return replaced
+    }
+
+    /// Shows every pending frame due at the vsync at `time` (since the origin).
+    private mutating func showFrames(at time: Duration, vsync: C.Instant) -> [Presentation<C.Instant>] {
+        var shown: [Presentation<C.Instant>] = []
+        for (id, frame) in pendingFrames where frame.notBefore - PendingFrame.slack <= time {
+            pendingFrames[id] = nil
+            guard let position = positions[id] else { continue }
+            let lateness = time - frame.expected
+            let hitch = lateness >= HitchCounter.tolerance ? lateness : .zero
+            links[position].presentation.shown(at: time, hitch: hitch)
+            shown.append(
+                Presentation(
+                    link: id, owner: links[position].owner, sequence: frame.sequence, presentedTime: vsync,
+                    expectedTime: origin.advanced(by: frame.expected), hitch: hitch
+                )
+            )
+        }
+        shown.sort { $0.link < $1.link }
+        return shown
     }
 
     mutating func frameDone(_ id: LinkID, sequence: UInt64) throws(CompositorError) {
@@ -172,7 +242,34 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 )
             )
         }
-        governor.observe(arbiter.decide(ballot), at: now)
+        let decision = arbiter.decide(ballot)
+        governor.observe(decision, at: now)
+        // A decision at the rate in force takes over its residency now; one that changes the
+        // rate takes over when the change is applied at a vsync; until then the previous
+        // holders keep it (an increase's wait for the next vsync, a decrease's dwell), except
+        // when no link votes any more: then the idle timeout is what holds the rate.
+        if FrameRateMath.equal(decision.rate, refreshRate) || decision.rule == .idle {
+            holdResidency(decision, rate: refreshRate, at: origin.duration(to: now))
+        }
+    }
+
+    /// Credits the display's time at `rate` from `time` on to `decision`'s holders.
+    private mutating func holdResidency(_ decision: Decision, rate: Double, at time: Duration) {
+        var holders: [ResidencyHolder]
+        if !decision.deciders.isEmpty {
+            holders = decision.deciders.map { .link($0) }
+        } else {
+            switch decision.rule {
+            case .cap: holders = [.cap]
+            case .idle: holders = [.idle]
+            default: holders = [.lowest]
+            }
+        }
+        let links = self.links
+        let positions = self.positions
+        residency.hold(rate: rate, holders: holders, at: time) { link in
+            positions[link].map { (links[$0].owner, links[$0].configuration.label) }
+        }
     }
 
     private mutating func recomputeCadences() {
@@ -199,6 +296,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 earliest = timeline.firstVsync(atOrAfter: deadline).index
             }
         }
+        for frame in pendingFrames.values {
+            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore - PendingFrame.slack)).index
+            if earliest == nil || due < earliest! { earliest = due }
+        }
         for index in links.indices where !links[index].configuration.isPaused {
             let divisor = UInt64(links[index].pacer.cadence.divisor)
             let due = (next.index + divisor - 1) / divisor * divisor
@@ -212,13 +313,15 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
         let (vsync, missed) = timeline.advance(to: now)
         let change = governor.vsync(at: vsync.instant)
+        let time = origin.duration(to: vsync.instant)
         if let change {
             timeline.changeRate(to: change.to)
             recomputeCadences()
+            holdResidency(change.decision, rate: change.to, at: time)
         }
+        let presentations = pendingFrames.isEmpty ? [] : showFrames(at: time, vsync: vsync.instant)
         let refresh = refreshRate
         let period = timeline.period
-        let time = origin.duration(to: vsync.instant)
         var ticks: [Tick<C.Instant>] = []
         ticks.reserveCapacity(links.count)
         // Every link with one divisor shares its target and callback rate: computed once per divisor.
@@ -233,6 +336,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 lastDivisor = cadence.divisor
                 target = vsync.instant.advanced(by: period * cadence.divisor)
             }
+            links[index].presentation.delivered(sequence: sequence, target: origin.duration(to: target))
             ticks.append(
                 Tick(
                     link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
@@ -242,26 +346,35 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
-            rateChange: change, ticks: ticks, nextVsync: timeline.next.instant
+            rateChange: change, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant
         )
     }
 
-    func snapshot(of id: LinkID) -> LinkSnapshot? {
+    func snapshot(of id: LinkID, at now: Duration? = nil) -> LinkSnapshot? {
         guard let link = link(id) else { return nil }
-        return linkSnapshot(link)
+        return linkSnapshot(link, at: now)
     }
 
-    private func linkSnapshot(_ link: Link) -> LinkSnapshot {
+    /// The latest time the display heard of (when no `now` is given): residency's mark.
+    private var latestTime: Duration { residency.mark }
+
+    private func linkSnapshot(_ link: Link, at now: Duration?) -> LinkSnapshot {
         LinkSnapshot(
             link: link.id, owner: link.owner, configuration: link.configuration,
             effectiveRange: arbiter.effectiveRange(
                 of: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps
             ),
-            callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link)
+            callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link),
+            hitches: link.presentation.hasPresented
+                ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil
         )
     }
 
-    var snapshot: DisplaySnapshot {
+    var snapshot: DisplaySnapshot { snapshot(at: nil) }
+
+    /// The display's view at `now` (since the origin; `nil`: as of the latest time it heard
+    /// of), with residency and hitch ratios up to then.
+    func snapshot(at now: Duration?) -> DisplaySnapshot {
         let refresh = refreshRate
         let decision = self.decision
         var reason = decision.reason
@@ -274,7 +387,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return DisplaySnapshot(
             id: id, profile: arbiter.profile, refreshRate: refresh, reason: reason,
-            targetRate: decision.rate, caps: caps, links: links.map(linkSnapshot), decision: decision
+            targetRate: decision.rate, caps: caps, links: links.map { linkSnapshot($0, at: now) }, decision: decision,
+            residency: residency.entries(at: now ?? latestTime)
         )
     }
 }

@@ -15,6 +15,8 @@ public struct LinkSnapshot: Hashable, Sendable {
     public let since: Duration
     /// How the entitlement or a cap limits the link, or `nil` when it may have what it asked for.
     public let limit: LinkLimit?
+    /// Its presented frames and hitches; `nil` when it never sent `Present`.
+    public let hitches: HitchSummary?
 }
 
 /// A read-only view of one display, for status output.
@@ -35,6 +37,8 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let links: [LinkSnapshot]
     /// The latest arbitration, with the pending change if it is not in force yet.
     public let decision: Decision
+    /// Time at each rate since the display started, and who held it there, highest rate first.
+    public let residency: [ResidencyEntry]
 }
 
 /// What a successful registration or update reports.

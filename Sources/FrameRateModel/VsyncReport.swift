@@ -12,6 +12,8 @@ public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Dura
     public let rateChange: RefreshRateChange?
     /// Ticks to deliver, in link registration order.
     public let ticks: [Tick<Instant>]
+    /// Frames shown at this vsync (`Present`ed earlier), by link id.
+    public let presentations: [Presentation<Instant>]
     /// When to process the next vsync.
     public let nextVsync: Instant
 }

@@ -60,6 +60,7 @@ extension CompositorCore {
             case .update: return .success(try update(params, session: session))
             case .invalidate: return .success(try invalidate(params, session: session))
             case .frameDone: return .success(try frameDone(params, session: session))
+            case .present: return .success(try present(params, session: session))
             case .getState: return .success(try getState(params))
             case .setCaps: return .success(try setCaps(params, session: session))
             case .watch: return .success(try watch(params, session: session))
@@ -68,7 +69,9 @@ extension CompositorCore {
             case .listServices:
                 _ = try ParamReader(params, allowed: [])
                 return .success(ServiceCatalog.jsonValue)
-            case .tick, .closed, .event:
+            case .trace: return .success(try startTrace(params, session: session))
+            case .stopTrace: return .success(try stopTrace(params, session: session))
+            case .tick, .closed, .event, .presented, .traceRecords:
                 throw RPCError(
                     code: RPCError.methodNotFoundCode,
                     message: "\(method) is a notification the daemon sends; clients cannot call it",
@@ -115,6 +118,13 @@ extension CompositorCore {
             ]) { $1 }
         )
         if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
+        trace {
+            let state = shared.read { $0.compositor.snapshot(of: status.link) }.map {
+                LinkState($0, peer: session.peer.identity, start: start)
+            }
+            return (state.map { [TraceRecord.linkAdded(display: status.display, at: at.seconds, $0)] } ?? [])
+                + decisionRecords([status.display], at: at)
+        }
         publishStatus()
         return LinkStatusResult(status, includeDisplay: true, start: start).jsonValue
     }
@@ -135,6 +145,7 @@ extension CompositorCore {
             metadata: ["link": "\(request.link.rawValue)", "range": "\(request.range.map { "\($0)" } ?? "-")", "paused": "\(request.paused.map { "\($0)" } ?? "-")"]
         )
         if let link = linkState(request.link) { emit(.linkUpdated(display: status.display, link: link)) }
+        trace { decisionRecords([status.display], at: at) }
         return LinkStatusResult(status, includeDisplay: false, start: start).jsonValue
     }
 
@@ -151,6 +162,7 @@ extension CompositorCore {
         usage.add(session.peer.uid, links: -1)
         logRelease(request.link, session: session, reason: "invalidated")
         emit(.linkRemoved(display: display, link: request.link, reason: "invalidated"))
+        trace { [.linkRemoved(display: display, at: at.seconds, link: request.link)] + decisionRecords([display], at: at) }
         publishStatus()
         return .object([:])
     }
@@ -162,6 +174,45 @@ extension CompositorCore {
             try shared.update { (state) throws(CompositorError) in
                 try state.compositor.frameDone(link: request.link, owner: session.owner, sequence: request.sequence)
             }
+        }
+        return .object([:])
+    }
+
+    /// `Present`: the frame shows at a vsync the tick plane reaches (which sends `Presented`
+    /// then); a pending frame it replaces is dropped, and its `Presented` goes out here, now.
+    private func present(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        let request = try PresentRequest(params: params)
+        let at = now()
+        var notBefore: MonotonicClock.Instant?
+        if let seconds = request.at {
+            guard seconds <= at.seconds + PresentRequest.maximumLead else {
+                throw .invalidParams(
+                    field: "at",
+                    "at is \(FrameRateMath.format(seconds - at.seconds)) s ahead of the daemon's CLOCK_MONOTONIC; present at most \(FrameRateMath.format(PresentRequest.maximumLead)) s ahead"
+                )
+            }
+            notBefore = MonotonicClock.Instant(seconds: seconds)
+        }
+        let interval = request.afterMinimumDuration.map { Duration.nanoseconds(Int64(($0 * 1e9).rounded())) }
+        // A change: the frame's vsync may be due before the tick plane's next wake-up.
+        let replaced = try mapped { () throws(CompositorError) in
+            try shared.change { (state) throws(CompositorError) in
+                try state.compositor.present(
+                    link: request.link, owner: session.owner, sequence: request.sequence, notBefore: notBefore,
+                    minimumInterval: interval, at: at
+                )
+            }
+        }
+        trace {
+            let display = shared.read { $0.compositor.display(of: request.link) } ?? DisplayID(rawValue: 0)
+            return [.present(display: display, link: request.link, sequence: request.sequence, at: at.seconds)]
+                + (replaced.map { [.presented(display: display, PresentedNotification($0))] } ?? [])
+        }
+        if let replaced {
+            var buffer = session.context.channel.allocator.buffer(capacity: 192)
+            JSONRPCOutboundMessage.notification(method: V1Method.presented.rawValue, params: PresentedNotification(replaced).jsonValue)
+                .writeLine(into: &buffer)
+            session.write(buffer)
         }
         return .object([:])
     }
@@ -187,6 +238,7 @@ extension CompositorCore {
             )
             emit(.capsChanged(display: display, caps: caps))
         }
+        trace { decisionRecords(changed.map(\.0), at: at) }
         return SetCapsResult(displays: changed.map { (display: $0.0, caps: $0.1) }).jsonValue
     }
 
@@ -251,26 +303,43 @@ extension CompositorCore {
     }
 
     /// The full state, with each link's holder.
+    /// Residency and hitch ratios are as of now; a link that has ended keeps the identity
+    /// its connection had (``retiredPeers``).
     func currentState() -> CompositorState {
-        let (snapshot, start) = shared.read { ($0.compositor.snapshot, $0.compositor.start) }
+        let at = now()
+        let (snapshot, start) = shared.read { ($0.compositor.snapshot(at: at), $0.compositor.start) }
         return CompositorState(
             displays: snapshot.map { snapshot in
-                DisplayState(snapshot, start: start) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
+                DisplayState(snapshot, start: start, now: at) { owner in self.identity(of: owner) }
             }
         )
+    }
+
+    /// Who holds (or held) links of `owner`: its connection's peer, or the one it had.
+    func identity(of owner: OwnerID) -> PeerIdentity {
+        sessions[owner]?.peer.identity ?? retiredPeers[owner] ?? PeerCredentials.unknown.identity
     }
 
     /// ``currentState()`` as encoded JSON, built at most once per model generation: a
     /// flood of GetState between two changes costs one snapshot and one encoding, then a
     /// copy of the bytes per request.
+    ///
+    /// Residency and hitch ratios change with time alone, so a cached encoding also
+    /// expires after ``stateCacheLifetime``: a flood still costs one encoding per 100 ms.
     func encodedState() -> ByteBuffer {
         let generation = shared.read { $0.generation }
-        if let stateCache, stateCache.generation == generation { return stateCache.bytes }
+        let at = now()
+        if let stateCache, stateCache.generation == generation, at < stateCache.builtAt.advanced(by: Self.stateCacheLifetime) {
+            return stateCache.bytes
+        }
         var bytes = ByteBuffer()
         bytes.writeJSONValue(currentState().jsonValue)
-        stateCache = (generation, bytes)
+        stateCache = (generation, at, bytes)
         return bytes
     }
+
+    /// How long an encoded GetState is reused while nothing changes: 100 ms.
+    static let stateCacheLifetime = Duration.milliseconds(100)
 
     /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
     func linkState(_ link: LinkID) -> LinkState? {
@@ -288,7 +357,7 @@ extension CompositorCore {
             switch error {
             case .unknownDisplay: throw .status(.notFound, error.description)
             case .linkNotFound: throw .status(.notFound, error.description)
-            case .sequenceNotDelivered: throw .status(.outOfRange, error.description)
+            case .sequenceNotDelivered, .sequenceTooOld: throw .status(.outOfRange, error.description)
             }
         }
     }

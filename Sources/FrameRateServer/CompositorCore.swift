@@ -38,8 +38,16 @@ final class CompositorCore {
     let rpcConfiguration: JSONRPCInbound.Configuration
     /// Called with a one-line summary whenever it changes (the systemd status line).
     var statusObserver: ((String) -> Void)?
-    /// The latest encoded `GetState` result and the model generation it shows.
-    var stateCache: (generation: UInt64, bytes: ByteBuffer)?
+    /// The latest encoded `GetState` result, the model generation it shows and when it was built.
+    var stateCache: (generation: UInt64, builtAt: MonotonicClock.Instant, bytes: ByteBuffer)?
+    /// The identity of closed connections whose links still hold residency shares, so
+    /// GetState names them as they were. Pruned to the owners residency still names.
+    var retiredPeers: [OwnerID: PeerIdentity] = [:]
+    /// Running traces and the connection each belongs to.
+    var traces: [UInt64: OwnerID] = [:]
+    var lastTrace: UInt64 = 0
+    /// Sends running traces their records (only while one runs).
+    var traceFlush: RepeatedTask?
 
     init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
@@ -173,6 +181,7 @@ final class CompositorCore {
     func close(_ session: Session) {
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
         for watch in session.watches { watchers[watch] = nil }
+        endTraces(of: session.owner)
         usage.add(session.peer.uid, connections: -1, watches: -session.watches.count)
         let at = now()
         let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
@@ -184,11 +193,31 @@ final class CompositorCore {
         }
         session.writer.close()
         usage.add(session.peer.uid, links: -removed.count)
+        if !removed.isEmpty { retire(session) }
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
         for (link, display) in removed { emit(.linkRemoved(display: display, link: link, reason: "connection closed")) }
+        trace {
+            removed.map { TraceRecord.linkRemoved(display: $0.display, at: at.seconds, link: $0.link) }
+                + decisionRecords(Array(Set(removed.map(\.display))), at: at)
+        }
         logger.debug("client disconnected", metadata: peerMetadata(session.peer))
         publishStatus()
     }
+
+    /// Keeps a closed connection's identity for the residency its links earned; drops the
+    /// identities residency no longer names once there are more than ``retiredPeerLimit``.
+    private func retire(_ session: Session) {
+        retiredPeers[session.owner] = session.peer.identity
+        guard retiredPeers.count > Self.retiredPeerLimit else { return }
+        let named = shared.read { state in
+            Set(state.compositor.snapshot.flatMap { $0.residency.flatMap { $0.heldBy.compactMap(\.owner) } })
+        }
+        retiredPeers = retiredPeers.filter { named.contains($0.key) }
+    }
+
+    /// Retired identities kept before pruning: the residency ledgers keep at most 256 ended
+    /// links by name per display, so this bounds the table.
+    static let retiredPeerLimit = 1024
 
     func connectionError(_ error: any Error, session: Session?) {
         logger.debug("connection error: \(error)", metadata: session.map { peerMetadata($0.peer) } ?? [:])

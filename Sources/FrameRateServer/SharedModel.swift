@@ -30,10 +30,13 @@ final class SharedModel: Sendable {
     private let state: Mutex<DaemonState>
     /// Wakes the tick plane's leader thread.
     let waiter: EventWaiter
+    /// The running traces' records (its own lock).
+    let tracer: TraceRecorder
 
-    init(_ state: DaemonState, waiter: EventWaiter) {
+    init(_ state: DaemonState, waiter: EventWaiter, tracer: TraceRecorder = TraceRecorder()) {
         self.state = Mutex(state)
         self.waiter = waiter
+        self.tracer = tracer
     }
 
     /// Reads the state (no change, no wake-up).

@@ -120,15 +120,17 @@ final class TickEngine: Sendable {
     /// - Returns: when to run the next one (`nil`: only when woken).
     @discardableResult
     func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
-        let (wake, writers) = shared.update { state -> (FanOutDriver<MonotonicClock>.Wake, [[SocketWriter?]]) in
+        let (wake, writers, presented) = shared.update { state -> (FanOutDriver<MonotonicClock>.Wake, [[SocketWriter?]], [Presented]) in
             let wake = state.driver.wake(at: now, compositor: &state.compositor)
             state.tickPlaneSleepsUntil = wake.sleepUntil
             var writers: [[SocketWriter?]] = []
+            var presented: [Presented] = []
             for case .deliver(let report) in wake.actions {
                 writers.append(report.ticks.map { state.writers[$0.owner] })
                 if report.rateChange != nil { state.generation &+= 1 }
+                Self.collectPresented(report, writers: state.writers, into: &presented)
             }
-            return (wake, writers)
+            return (wake, writers, presented)
         }
         var reports = 0
         var shards = [Batch](repeating: Batch(), count: workerCount)
@@ -149,6 +151,8 @@ final class TickEngine: Sendable {
             }
             outbox.withLock { $0.send(shards[0], epoch: epoch) }
         }
+        Self.sendPresented(presented)
+        if shared.tracer.isActive { Self.trace(wake, into: shared.tracer) }
         return wake.sleepUntil
     }
 

@@ -50,6 +50,16 @@ func readThermalState(_ reader: ParamReader) throws(RPCError) -> ThermalState? {
     return state
 }
 
+/// Writes who holds a link (`pid`, `uid`, `command`, `label`): the one encoding of a link's
+/// identity, shared by GetState's links and residency's `heldBy`, so a rule about what a
+/// viewer may see of it applies to both.
+func writeLinkIdentity(peer: PeerIdentity, label: String?, into object: inout JSONObject) {
+    object["pid"] = .number(JSONNumber(Int(peer.pid)))
+    object["uid"] = .number(JSONNumber(Int(peer.uid)))
+    object["command"] = JSONValue(peer.command)
+    object["label"] = JSONValue(label)
+}
+
 /// One link as `Compositor/GetState` shows it.
 public struct LinkState: Hashable, Sendable {
     /// The link.
@@ -72,6 +82,8 @@ public struct LinkState: Hashable, Sendable {
     /// How the entitlement or a cap limits it (paused or not), or `nil` when it may have
     /// what it asked for. On the wire: `limitedBy`, `wanted` and `got`, `null` when not limited.
     public var limit: LinkLimit?
+    /// Its presented frames and hitches; `nil` when it never sent `Present` (or from an older daemon).
+    public var hitches: HitchSummary?
 
     /// Builds a link state from the model's snapshot and the owner's identity; `start` is
     /// the compositor's start (``Compositor/start``), which `since` is measured from.
@@ -85,6 +97,7 @@ public struct LinkState: Hashable, Sendable {
         self.peer = peer
         self.since = start.advanced(by: snapshot.since).seconds
         self.limit = snapshot.limit
+        self.hitches = snapshot.hitches
     }
 
     /// Parses a link from the daemon.
@@ -104,17 +117,23 @@ public struct LinkState: Hashable, Sendable {
         )
         self.since = try reader.number("since")
         self.limit = try readLinkLimit(reader, link: link)
+        if let hitches = json["hitches"], !hitches.isNull {
+            self.hitches = try HitchSummary(json: hitches, path: reader.fieldPath("hitches"))
+        }
     }
 
     /// The link object.
     public var jsonValue: JSONValue {
+        // The identity's members are placeholders here, filled in place (the order stays) by
+        // the one identity encoding.
         var object: JSONObject = [
             "link": JSONValue(link.rawValue), "range": range.jsonValue, "paused": .bool(paused),
-            "callbackRate": JSONValue(callbackRate), "label": JSONValue(label), "highFrameRate": .bool(highFrameRate),
-            "pid": .number(JSONNumber(Int(peer.pid))), "uid": .number(JSONNumber(Int(peer.uid))),
-            "command": JSONValue(peer.command), "since": since.map { JSONValue.wireTime(seconds: $0) } ?? .null,
+            "callbackRate": JSONValue(callbackRate), "label": .null, "highFrameRate": .bool(highFrameRate),
+            "pid": .null, "uid": .null, "command": .null, "since": since.map { JSONValue.wireTime(seconds: $0) } ?? .null,
         ]
+        writeLinkIdentity(peer: peer, label: label, into: &object)
         writeLinkLimit(limit, into: &object)
+        object["hitches"] = hitches?.jsonValue ?? .null
         return .object(object)
     }
 }
@@ -138,10 +157,19 @@ public struct DisplayState: Hashable, Sendable {
     /// The latest arbitration, with the pending change if it is not in force yet
     /// (`nil` only from a daemon older than the `decision` object).
     public var decision: DecisionState?
+    /// Time at each rate since the display started and who held it there, highest rate first
+    /// (empty from an older daemon).
+    public var residency: [ResidencyRateState] = []
+    /// The time ``residency`` covers, seconds: from the display's start to when the state
+    /// was taken (`nil` from an older daemon).
+    public var uptime: Double?
 
     /// Builds a display state from the model's snapshot; `peer` names each link's holder,
     /// `start` is the compositor's start (``Compositor/start``), which times are measured from.
-    public init(_ snapshot: DisplaySnapshot, start: MonotonicClock.Instant, peer: (OwnerID) -> PeerIdentity) {
+    /// `now` is when the snapshot was taken (``uptime``).
+    public init(
+        _ snapshot: DisplaySnapshot, start: MonotonicClock.Instant, now: MonotonicClock.Instant? = nil, peer: (OwnerID) -> PeerIdentity
+    ) {
         self.id = snapshot.id
         self.profile = snapshot.profile.name
         self.supportedRates = snapshot.profile.supportedRates
@@ -150,6 +178,8 @@ public struct DisplayState: Hashable, Sendable {
         self.caps = snapshot.caps
         self.links = snapshot.links.map { LinkState($0, peer: peer($0.owner), start: start) }
         self.decision = DecisionState(snapshot.decision, start: start)
+        self.residency = snapshot.residency.map { ResidencyRateState($0, peer: peer) }
+        self.uptime = now.map { ResidencyRateState.seconds(start.duration(to: $0)) }
     }
 
     /// Parses a display from the daemon.
@@ -169,6 +199,12 @@ public struct DisplayState: Hashable, Sendable {
         } else {
             self.decision = nil
         }
+        var residency: [ResidencyRateState] = []
+        for entry in try reader.array("residency") ?? [] {
+            residency.append(try ResidencyRateState(json: entry, path: reader.fieldPath("residency")))
+        }
+        self.residency = residency
+        self.uptime = try reader.number("uptime")
     }
 
     /// The display object.
@@ -177,7 +213,8 @@ public struct DisplayState: Hashable, Sendable {
             "id": .number(JSONNumber(id.rawValue)), "profile": .string(profile),
             "supportedRates": .array(supportedRates.map { JSONValue($0) }), "refreshRate": JSONValue(refreshRate),
             "reason": .string(reason), "caps": caps.jsonValue, "links": .array(links.map(\.jsonValue)),
-            "decision": decision?.jsonValue ?? .null,
+            "decision": decision?.jsonValue ?? .null, "residency": .array(residency.map(\.jsonValue)),
+            "uptime": uptime.map { JSONValue($0) } ?? .null,
         ]
     }
 }

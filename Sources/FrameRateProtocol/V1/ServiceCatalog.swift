@@ -76,6 +76,24 @@ public enum ServiceCatalog {
             params: [field("link", "integer", required: true), field("sequence", "integer", required: true)], streams: nil
         ),
         Method(
+            method: .present, kind: .clientNotification,
+            params: [
+                field("link", "integer", required: true), field("sequence", "integer", required: true),
+                field("at", "number (s, CLOCK_MONOTONIC)"), field("afterMinimumDuration", "number (s)"),
+            ],
+            streams: nil
+        ),
+        Method(
+            method: .presented, kind: .daemonNotification,
+            params: [
+                field("link", "integer", required: true), field("sequence", "integer", required: true),
+                field("presentedTime", "number (s, CLOCK_MONOTONIC; 0 = dropped)", required: true),
+                field("expectedTime", "number (s, CLOCK_MONOTONIC)", required: true),
+                field("hitch", "number (s)", required: true), field("dropped", "boolean", required: true),
+            ],
+            streams: nil
+        ),
+        Method(
             method: .closed, kind: .daemonNotification,
             params: [field("link", "integer", required: true), field("status", "string", required: true), field("message", "string", required: true)],
             streams: nil
@@ -95,6 +113,16 @@ public enum ServiceCatalog {
             params: [field("watch", "integer", required: true), field("kind", "string", required: true)], streams: nil
         ),
         Method(method: .unwatch, kind: .unary, params: [field("watch", "integer", required: true)], streams: nil),
+        Method(method: .trace, kind: .serverStreaming, params: [], streams: .traceRecords),
+        Method(
+            method: .traceRecords, kind: .daemonNotification,
+            params: [
+                field("trace", "integer", required: true), field("records", "array of records", required: true),
+                field("lost", "integer", required: true),
+            ],
+            streams: nil
+        ),
+        Method(method: .stopTrace, kind: .unary, params: [field("trace", "integer", required: true)], streams: nil),
         Method(method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil),
         Method(method: .listServices, kind: .unary, params: [], streams: nil),
     ]

@@ -11,6 +11,10 @@ public enum V1Method: String, CaseIterable, Sendable {
     case invalidate = "framerate.v1.DisplayLink/Invalidate"
     /// Request or notification: the client finished the frame for a tick.
     case frameDone = "framerate.v1.DisplayLink/FrameDone"
+    /// Request or notification: the frame for a tick is committed; show it at the next vsync allowed.
+    case present = "framerate.v1.DisplayLink/Present"
+    /// Notification from the daemon: what became of one `Present` (shown at a vsync, or dropped).
+    case presented = "framerate.v1.DisplayLink/Presented"
     /// Notification from the daemon: the daemon ended a link.
     case closed = "framerate.v1.DisplayLink/Closed"
     /// Request: every display, its rate, reason, caps and links.
@@ -23,6 +27,12 @@ public enum V1Method: String, CaseIterable, Sendable {
     case event = "framerate.v1.Compositor/Event"
     /// Request: end a watch.
     case unwatch = "framerate.v1.Compositor/Unwatch"
+    /// Request: start recording what the daemon does; `TraceRecords` notifications follow.
+    case trace = "framerate.v1.Compositor/Trace"
+    /// Notification from the daemon: a batch of a trace's records.
+    case traceRecords = "framerate.v1.Compositor/TraceRecords"
+    /// Request: stop a trace.
+    case stopTrace = "framerate.v1.Compositor/StopTrace"
     /// Request: gRPC health check.
     case healthCheck = "grpc.health.v1.Health/Check"
     /// Request: list every service, method and parameter.

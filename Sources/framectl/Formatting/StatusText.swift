@@ -47,6 +47,13 @@ enum StatusText {
         }
         lines.append("  links:")
         lines.append(contentsOf: table.lines(indent: "    "))
+        let presenting = display.links.compactMap { link in link.hitches.map { (link.link, $0) } }
+        if !presenting.isEmpty {
+            lines.append("  hitches (hitch time per second; under 5 ms/s good, 5-10 noticeable, over 10 bad):")
+            for (link, summary) in presenting {
+                lines += Wrap.lines("", HitchText.describe(link: link, summary), indent: "    ", width: 80)
+            }
+        }
         return lines
     }
 

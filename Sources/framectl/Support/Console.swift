@@ -12,6 +12,11 @@ enum Console {
         write(line + "\n", to: STDOUT_FILENO)
     }
 
+    /// Writes `text` to standard output as is (terminal control sequences, a whole screen).
+    static func raw(_ text: String) {
+        write(text, to: STDOUT_FILENO)
+    }
+
     /// Writes `line` and a newline to standard error.
     static func error(_ line: String) {
         write(line + "\n", to: STDERR_FILENO)

@@ -131,6 +131,16 @@ typedef struct fr_tick {
     uint64_t skipped;         /* intervals without a tick since the previous one delivered */
 } fr_tick;
 
+/* What became of one presented frame (framerate.v1.DisplayLink/Presented). */
+typedef struct fr_presented {
+    uint64_t link;            /* the link's id, fr_link_id */
+    uint64_t sequence;        /* the tick whose frame it was (the link's tick numbering) */
+    double presented_time;    /* the vsync that showed it, s, CLOCK_MONOTONIC; 0 if dropped */
+    double expected_time;     /* the tick's target_timestamp, s, CLOCK_MONOTONIC */
+    double hitch;             /* max(0, presented_time - expected_time), s; 0 if dropped */
+    int dropped;              /* 1: a newer fr_present replaced it before a vsync showed it */
+} fr_presented;
+
 typedef struct fr_link_options {
     fr_range range;
     int64_t display;          /* display id, or -1 for the default display */
@@ -277,6 +287,18 @@ FR_API int fr_set_tick_callback(fr_link *link, fr_tick_fn fn, void *user);
 /* DisplayLink/FrameDone as a notification: the frame for tick `sequence` is done.
  * Dropped (FR_OK) while reconnecting. */
 FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
+
+/* DisplayLink/Present as a notification: the frame for tick `sequence` is
+ * committed now. The daemon shows it at the first vsync at or after the latest of
+ * now, `at` (s, CLOCK_MONOTONIC; < 0 for none: present(at:)) and the previous
+ * shown frame plus `after_minimum_duration` (s; < 0 for none), and answers with
+ * Presented (fr_next_presented). Counts as fr_frame_done. Dropped (FR_OK) while
+ * reconnecting. */
+FR_API int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration);
+
+/* Pops the oldest Presented of `link` read so far (fr_next_tick reads them; the
+ * newest 16 are kept) into *out. Never blocks: FR_OK, or FR_ETIMEDOUT when none waits. */
+FR_API int fr_next_presented(fr_link *link, fr_presented *out);
 
 /* DisplayLink/Update: a new range (NULL keeps it; preferred 0 = none) and/or
  * paused flag (-1 keeps it, 0 resumes, 1 pauses). */

@@ -17,6 +17,7 @@
 typedef enum fr_msg_kind {
     FR_MSG_IGNORED,          /* valid, but nothing for this library (batch replies, other ids, unknown notifications) */
     FR_MSG_TICK,
+    FR_MSG_PRESENTED,
     FR_MSG_CLOSED,
     FR_MSG_EVENT,
     FR_MSG_RESULT,
@@ -31,6 +32,7 @@ typedef struct fr_msg {
     const fr_json *result;   /* RESULT */
     fr_error error;          /* ERROR, UNSOLICITED_ERROR, CLOSED (status and message) */
     fr_tick tick;            /* TICK */
+    fr_presented presented;  /* PRESENTED */
     uint64_t link;           /* CLOSED; EVENT: the link id of linkAdded/linkUpdated/linkRemoved, else 0 */
     /* EVENT */
     uint64_t watch;          /* the daemon's watch id */

@@ -25,6 +25,8 @@
 #define M_UPDATE "framerate.v1.DisplayLink/Update"
 #define M_INVALIDATE "framerate.v1.DisplayLink/Invalidate"
 #define M_FRAME_DONE "framerate.v1.DisplayLink/FrameDone"
+#define M_PRESENT "framerate.v1.DisplayLink/Present"
+#define M_PRESENTED "framerate.v1.DisplayLink/Presented"
 #define M_CLOSED "framerate.v1.DisplayLink/Closed"
 #define M_EVENT "framerate.v1.Compositor/Event"
 #define M_WATCH "framerate.v1.Compositor/Watch"
@@ -52,6 +54,9 @@ struct fr_link {
     fr_tick queue[FR_TICK_QUEUE];
     unsigned head;
     unsigned count;
+    fr_presented presented[FR_TICK_QUEUE]; /* Presented reports, a ring like queue */
+    unsigned presented_head;
+    unsigned presented_count;
     /* Renumbering across re-registrations, as the Swift client's TickSequencer:
      * application sequence = app_base + (daemon sequence - daemon_base), and the
      * first tick after a re-registration closes the gap. */
@@ -471,6 +476,20 @@ static int decode_event(const fr_json *params, fr_msg *msg) {
     return FR_OK;
 }
 
+static int decode_presented(const fr_json *params, fr_presented *p) {
+    if (params == NULL || params->type != FR_JSON_OBJECT) return FR_EPROTO;
+    if (fr_json_u64(fr_json_get(params, "link"), &p->link) != 0) return FR_EPROTO;
+    if (fr_json_u64(fr_json_get(params, "sequence"), &p->sequence) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "presentedTime"), &p->presented_time) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "expectedTime"), &p->expected_time) != 0) return FR_EPROTO;
+    if (fr_json_double(fr_json_get(params, "hitch"), &p->hitch) != 0) return FR_EPROTO;
+    const fr_json *dropped = fr_json_get(params, "dropped");
+    if (dropped == NULL || (dropped->type != FR_JSON_TRUE && dropped->type != FR_JSON_FALSE)) return FR_EPROTO;
+    p->dropped = dropped->type == FR_JSON_TRUE;
+    if (p->sequence > ((uint64_t)1 << 62)) return FR_EPROTO;
+    return FR_OK;
+}
+
 static int decode_object(const fr_json *root, fr_msg *msg) {
     const fr_json *method = fr_json_get(root, "method");
     if (method) {
@@ -480,6 +499,10 @@ static int decode_object(const fr_json *root, fr_msg *msg) {
         if (strcmp(name, M_TICK) == 0) {
             msg->kind = FR_MSG_TICK;
             return decode_tick(params, &msg->tick);
+        }
+        if (strcmp(name, M_PRESENTED) == 0) {
+            msg->kind = FR_MSG_PRESENTED;
+            return decode_presented(params, &msg->presented);
         }
         if (strcmp(name, M_CLOSED) == 0) {
             if (params == NULL || params->type != FR_JSON_OBJECT) return FR_EPROTO;
@@ -603,6 +626,18 @@ static void link_push(fr_link *link, fr_tick tick) {
     }
     link->queue[(link->head + link->count) % FR_TICK_QUEUE] = tick;
     link->count++;
+}
+
+/* A Presented for `link`, renumbered like its ticks; the oldest is dropped when full. */
+static void link_push_presented(fr_link *link, fr_presented frame) {
+    frame.link = link->app_id;
+    frame.sequence = frame.sequence >= link->daemon_base ? link->app_base + (frame.sequence - link->daemon_base) : link->app_base;
+    if (link->presented_count == FR_TICK_QUEUE) {
+        link->presented_head = (link->presented_head + 1) % FR_TICK_QUEUE;
+        link->presented_count--;
+    }
+    link->presented[(link->presented_head + link->presented_count) % FR_TICK_QUEUE] = frame;
+    link->presented_count++;
 }
 
 /* The daemon's sequence for the application's (FrameDone): 0 for one from
@@ -877,6 +912,9 @@ static void handle_msg(fr_conn *conn, fr_msg *msg) {
     switch (msg->kind) {
     case FR_MSG_TICK:
         if ((link = find_link(conn, msg->tick.link)) != NULL) link_push(link, msg->tick);
+        break;
+    case FR_MSG_PRESENTED:
+        if ((link = find_link(conn, msg->presented.link)) != NULL) link_push_presented(link, msg->presented);
         break;
     case FR_MSG_CLOSED:
         if ((link = find_link(conn, msg->link)) != NULL) {
@@ -1449,6 +1487,49 @@ int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms) {
         }
         if (deadline >= 0 && now_ms() >= deadline && link->count == 0 && !link->ended) return FR_ETIMEDOUT;
     }
+}
+
+int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration) {
+    /* x - x == 0 holds for finite x only (NaN and the infinities give NaN). */
+    if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0))
+        return FR_EINVAL;
+    if (link->ended) return FR_EENDED;
+    fr_conn *conn = link->conn;
+    if (conn->fd < 0 || !link->bound) return FR_OK; /* reconnecting: dropped */
+    sb s = { 0 };
+    sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"" M_PRESENT "\",\"params\":{\"link\":");
+    sb_u64(&s, link->daemon_id);
+    sb_puts(&s, ",\"sequence\":");
+    sb_u64(&s, daemon_sequence(link, sequence));
+    if (at >= 0) {
+        sb_puts(&s, ",\"at\":");
+        sb_double(&s, at);
+    }
+    if (after_minimum_duration >= 0) {
+        sb_puts(&s, ",\"afterMinimumDuration\":");
+        sb_double(&s, after_minimum_duration);
+    }
+    sb_puts(&s, "}}\n");
+    if (s.oom) {
+        free(s.p);
+        return FR_ENOMEM;
+    }
+    int rc = write_all(conn, s.p, s.len);
+    free(s.p);
+    if (rc != FR_OK) {
+        conn_lost(conn, FR_EIO);
+        return can_reconnect(conn) ? FR_OK : FR_ECLOSED;
+    }
+    return FR_OK;
+}
+
+int fr_next_presented(fr_link *link, fr_presented *out) {
+    if (link == NULL || out == NULL) return FR_EINVAL;
+    if (link->presented_count == 0) return FR_ETIMEDOUT;
+    *out = link->presented[link->presented_head];
+    link->presented_head = (link->presented_head + 1) % FR_TICK_QUEUE;
+    link->presented_count--;
+    return FR_OK;
 }
 
 int fr_frame_done(fr_link *link, uint64_t sequence) {

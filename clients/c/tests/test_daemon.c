@@ -371,6 +371,59 @@ static void test_frame_done_pacing(void) {
     fr_close(conn);
 }
 
+/* fr_present: each frame shows at its target; a 45 ms stall shows one late frame with
+ * its hitch; a frame replaced before its vsync is dropped. */
+static void test_present_and_presented(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 60, 60, 60, 0, 0, "c-present");
+    fr_tick tick, stalled;
+    fr_presented frame;
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    CHECK(fr_next_presented(link, &frame) == FR_ETIMEDOUT);
+    CHECK(fr_present(link, tick.sequence, -1, -1) == FR_OK);
+    /* Presented comes at the vsync that shows the frame, after that vsync's tick: read
+     * ticks (presenting each, so pacing goes on) until it is there. */
+    int found = 0;
+    for (int i = 0; i < 20 && !found; i++) {
+        CHECK(fr_next_tick(link, &stalled, 2000) == FR_OK);
+        while (!found && fr_next_presented(link, &frame) == FR_OK) found = frame.sequence == tick.sequence;
+        if (!found) CHECK(fr_present(link, stalled.sequence, -1, -1) == FR_OK);
+    }
+    CHECK_MSG(found, "no Presented for tick %llu", (unsigned long long)tick.sequence);
+    CHECK(frame.link == fr_link_id(link) && !frame.dropped);
+    /* At the next vsync: at the target, or before it when the display runs faster than the link. */
+    CHECK_MSG(frame.hitch == 0 && frame.presented_time <= frame.expected_time && frame.expected_time == tick.target_timestamp,
+              "hitch %.9f presented %.9f expected %.9f target %.9f", frame.hitch, frame.presented_time, frame.expected_time,
+              tick.target_timestamp);
+    sleep_s(0.045); /* later than the next vsync (16.7 ms): the frame misses it */
+    CHECK(fr_present(link, stalled.sequence, -1, -1) == FR_OK);
+    found = 0;
+    for (int i = 0; i < 20 && !found; i++) {
+        CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+        if (fr_present(link, tick.sequence, -1, -1) != FR_OK) break;
+        while (fr_next_presented(link, &frame) == FR_OK)
+            if (frame.sequence == stalled.sequence) {
+                found = 1;
+                break;
+            }
+    }
+    CHECK_MSG(found, "no Presented for the stalled tick %llu", (unsigned long long)stalled.sequence);
+    CHECK_MSG(frame.hitch > 0.02 && frame.presented_time > frame.expected_time, "hitch %g", frame.hitch);
+    /* A replaced frame: dropped at once. */
+    CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    CHECK(fr_present(link, tick.sequence, -1, -1) == FR_OK);
+    CHECK(fr_present(link, tick.sequence, -1, 0.0) == FR_OK);
+    int dropped = 0;
+    for (int i = 0; i < 10 && !dropped; i++) {
+        CHECK(fr_next_tick(link, &stalled, 2000) == FR_OK);
+        while (!dropped && fr_next_presented(link, &frame) == FR_OK) dropped = frame.sequence == tick.sequence && frame.dropped;
+    }
+    CHECK(dropped && frame.presented_time == 0 && frame.hitch == 0);
+    double infinity = 1e308 * 10;
+    CHECK(fr_present(link, tick.sequence, infinity, -1) == FR_EINVAL);
+    fr_close(conn);
+}
+
 static void test_ticks_of_two_links_are_queued_per_link(void) {
     fr_conn *conn = connect_ok();
     fr_link *fast = register_ok(conn, 30, 60, 60, 0, 0, "c-fast");
@@ -635,6 +688,7 @@ int main(void) {
     RUN(test_register_errors);
     RUN(test_update_pause_resume);
     RUN(test_frame_done_pacing);
+    RUN(test_present_and_presented);
     RUN(test_ticks_of_two_links_are_queued_per_link);
     RUN(test_foreign_and_unknown_links);
     RUN(test_raw_calls);

@@ -9,6 +9,12 @@ frame: both are seconds on CLOCK_MONOTONIC. The ball's position is computed for
 the moment the frame is displayed (target_timestamp), not for when the tick
 arrived, so the motion stays smooth when frames are skipped.
 
+Each frame is presented (``link.present``); the daemon shows it at the next vsync
+and reports when (``link.presented()``). At the end the example prints its hitch
+ratio: milliseconds of lateness per second, the display-performance guide's measure
+of smoothness (under 5 good, 5-10 noticeable, over 10 bad), as counted here from
+the Presented reports and as the daemon reports it in GetState.
+
     python3 animate.py [--frames N] [--socket PATH]
 """
 
@@ -34,6 +40,8 @@ async def main() -> None:
         link = await conn.register(80, 120, 120, label="animate.py", high_frame_rate=True)
         start = None
         frames = 0
+        hitch_seconds = 0.0
+        late = 0
         async for tick in link:
             if start is None:
                 start = tick.timestamp
@@ -45,11 +53,23 @@ async def main() -> None:
             skipped = f" (skipped {tick.skipped})" if tick.skipped else ""
             print(f"frame {tick.sequence:5d} {tick.callback_rate:5.1f} Hz |{''.join(row)}| {left_ms:6.2f} ms left{skipped}",
                   flush=True)
-            await link.frame_done(tick.sequence)   # optional: lets the daemon skip overrun intervals
+            await link.present(tick.sequence)   # the frame is done: show it (counts as frame_done for pacing)
+            for shown in link.presented():
+                hitch_seconds += shown.hitch
+                late += shown.hitch > 0
             frames += 1
             if frames >= args.frames:
                 break
+        elapsed = tick.timestamp - start if start is not None else 0.0
+        state = await conn.state()
+        daemon = next((l.get("hitches") for d in state["displays"] for l in d["links"] if l["link"] == link.daemon_id), None)
         await link.invalidate()
+        ratio = hitch_seconds * 1000 / elapsed if elapsed > 0 else 0.0
+        verdict = "good" if ratio < 5 else "noticeable" if ratio <= 10 else "bad"
+        print(f"hitch ratio: {ratio:.1f} ms/s ({verdict}): {late} late frames, {hitch_seconds * 1000:.1f} ms of hitches in {elapsed:.1f} s")
+        if daemon:
+            print(f"the daemon's count: {daemon['ratioMsPerS']:.1f} ms/s over the last {daemon['window']:.0f} s, "
+                  f"{daemon['frames']} frames, {daemon['late']} late, {daemon['dropped']} dropped")
 
 
 if __name__ == "__main__":

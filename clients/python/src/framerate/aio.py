@@ -59,7 +59,7 @@ from .errors import (
 )
 from .reconnect import ReconnectPolicy
 from .state import CompositorState
-from .types import Event, LinkStatus, SocketChoice, Tick, find_socket
+from .types import Event, LinkStatus, Presented, SocketChoice, Tick, find_socket
 
 __all__ = ["connect", "Connection", "DisplayLink", "Watch"]
 
@@ -68,6 +68,8 @@ TICK = "framerate.v1.DisplayLink/Tick"
 UPDATE = "framerate.v1.DisplayLink/Update"
 INVALIDATE = "framerate.v1.DisplayLink/Invalidate"
 FRAME_DONE = "framerate.v1.DisplayLink/FrameDone"
+PRESENT = "framerate.v1.DisplayLink/Present"
+PRESENTED = "framerate.v1.DisplayLink/Presented"
 CLOSED = "framerate.v1.DisplayLink/Closed"
 GET_STATE = "framerate.v1.Compositor/GetState"
 SET_CAPS = "framerate.v1.Compositor/SetCaps"
@@ -696,6 +698,16 @@ class Connection:
                 return
             message = params.get("message")
             self._end_link(link, error_from_status(status, message if isinstance(message, str) else "the daemon closed the link"))
+        elif method == PRESENTED:
+            link_id = params.get("link")
+            link = self._links_by_id.get(link_id) if _is_id(link_id) else None
+            if link is None:
+                return
+            try:
+                frame = Presented.from_params(params)
+            except (KeyError, TypeError, ValueError) as error:
+                raise ProtocolError(f"malformed Presented {params!r}: {error}") from None
+            link._on_presented(frame)
         elif method == EVENT:
             watch_id = params.get("watch")
             watch = self._watches_by_id.get(watch_id) if isinstance(watch_id, int) and _is_id(watch_id) else None
@@ -812,6 +824,7 @@ class DisplayLink:
         self._daemon_id: Optional[int] = None
         self._status: Optional[LinkStatus] = None
         self._queue: Deque[Tick] = collections.deque(maxlen=conn._tick_buffer)
+        self._presented: Deque[Presented] = collections.deque(maxlen=conn._tick_buffer)
         self._wakeup = asyncio.Event()
         self._ended = False
         self._error: Optional[FrameRateError] = None
@@ -980,6 +993,29 @@ class DisplayLink:
             except NotFound:
                 pass  # ended meanwhile
 
+    async def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None) -> None:
+        """``DisplayLink/Present`` as a notification: the frame for tick ``sequence``
+        (this object's numbering) is committed now. The daemon shows it at the first
+        vsync at or after the latest of now, ``at`` (``CLOCK_MONOTONIC`` seconds,
+        ``present(at:)``) and the previous shown frame plus ``after_minimum_duration``
+        (seconds), and reports it as a :class:`~framerate.Presented` (see
+        :meth:`presented`). Counts as :meth:`frame_done`. Dropped while the connection is down."""
+        if self._ended or self._daemon_id is None or not self._conn.connected:
+            return
+        params: Dict[str, Any] = {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}
+        if at is not None:
+            params["at"] = float(at)
+        if after_minimum_duration is not None:
+            params["afterMinimumDuration"] = float(after_minimum_duration)
+        await self._conn._send(_encode(PRESENT, params, None))
+
+    def presented(self) -> List[Presented]:
+        """The :class:`~framerate.Presented` reports received since the last call, oldest
+        first (at most as many as the tick buffer holds; older ones are dropped)."""
+        frames = list(self._presented)
+        self._presented.clear()
+        return frames
+
     # -- ticks --------------------------------------------------------------
 
     def __aiter__(self) -> "DisplayLink":
@@ -1095,6 +1131,11 @@ class DisplayLink:
                                 tick.refresh_rate, tick.callback_rate, skipped))
         self._wakeup.set()
         self._conn._notify_ready()
+
+    def _on_presented(self, frame: Presented) -> None:
+        daemon_sequence = frame.sequence
+        sequence = self._app_base + (daemon_sequence - self._daemon_base) if daemon_sequence >= self._daemon_base else self._app_base
+        self._presented.append(dataclasses.replace(frame, link=self.id, sequence=sequence))
 
     def _end(self, error: Optional[FrameRateError]) -> None:
         if self._ended:

@@ -36,7 +36,7 @@ from . import aio
 from .errors import ConnectionClosed, FrameRateError, LinkEnded
 from .reconnect import ReconnectPolicy
 from .state import CompositorState
-from .types import Event, LinkStatus, Tick
+from .types import Event, LinkStatus, Presented, Tick
 
 __all__ = ["connect", "Connection", "DisplayLink", "Watch"]
 
@@ -316,6 +316,14 @@ class DisplayLink:
     def frame_done(self, sequence: int) -> None:
         """Sends ``FrameDone`` for ``sequence`` as a notification."""
         self._runner.run(self._link.frame_done(sequence))
+
+    def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None) -> None:
+        """Sends ``Present`` for ``sequence`` as a notification (see :meth:`framerate.aio.DisplayLink.present`)."""
+        self._runner.run(self._link.present(sequence, at, after_minimum_duration))
+
+    def presented(self) -> List[Presented]:
+        """The ``Presented`` reports received since the last call, oldest first."""
+        return self._link.presented()
 
     def next_tick(self, timeout: Optional[float] = None) -> Tick:
         """The next tick, waiting through a reconnect.

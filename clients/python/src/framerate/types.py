@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-__all__ = ["Tick", "LinkStatus", "Event", "socket_path", "find_socket", "SocketChoice", "SYSTEM_SOCKET_PATH"]
+__all__ = ["Tick", "Presented", "LinkStatus", "Event", "socket_path", "find_socket", "SocketChoice", "SYSTEM_SOCKET_PATH"]
 
 #: The system daemon's socket, where ``framerated.socket`` listens.
 SYSTEM_SOCKET_PATH = "/run/framerated/framerated.sock"
@@ -199,4 +199,37 @@ class Event:
             display=int(display) if isinstance(display, int) else None,
             watch=int(params.get("watch", 0)),
             data=dict(params),
+        )
+
+
+@dataclass(frozen=True)
+class Presented:
+    """What became of one presented frame (``framerate.v1.DisplayLink/Presented``).
+
+    Attributes:
+        link: the link's id, :attr:`DisplayLink.id <framerate.DisplayLink.id>`.
+        sequence: the tick whose frame it was (the link's tick numbering).
+        presented_time: the vsync that showed it, seconds on ``CLOCK_MONOTONIC``; 0 if dropped.
+        expected_time: the tick's ``target_timestamp``, when it should have been shown.
+        hitch: ``max(0, presented_time - expected_time)``, seconds; 0 if dropped.
+        dropped: a newer ``present`` replaced it before a vsync showed it.
+    """
+
+    link: int
+    sequence: int
+    presented_time: float
+    expected_time: float
+    hitch: float
+    dropped: bool
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "Presented":
+        """A value from a Presented notification's ``params`` (unknown fields are ignored)."""
+        return cls(
+            link=int(params["link"]),
+            sequence=int(params["sequence"]),
+            presented_time=float(params["presentedTime"]),
+            expected_time=float(params["expectedTime"]),
+            hitch=float(params["hitch"]),
+            dropped=bool(params.get("dropped", False)),
         )

@@ -1,0 +1,97 @@
+/// One link's hitch accounting: totals since it registered, and the hitch-time ratio
+/// over a sliding window of its unpaused time.
+///
+/// A pure state machine over durations since the display's origin. Its memory is
+/// bounded: late frames inside the window (at most ``lateLimit``) and pause intervals
+/// overlapping it (at most ``pauseLimit``; beyond that the oldest is forgotten, which
+/// counts that pause as unpaused time).
+struct HitchCounter: Sendable {
+    /// The window of the ratio: 10 s.
+    static let window = Duration.seconds(10)
+    /// Lateness below this (1 µs) is grid rounding, not a hitch.
+    static let tolerance = Duration.microseconds(1)
+    static let lateLimit = 4096
+    static let pauseLimit = 64
+
+    private(set) var frames: UInt64 = 0
+    private(set) var late: UInt64 = 0
+    private(set) var dropped: UInt64 = 0
+    private(set) var hitchTime = Duration.zero
+    /// Since when the link exists (its registration).
+    private let since: Duration
+    /// Late frames inside the window, oldest first: when shown, and the hitch.
+    private var recentLate: [(at: Duration, hitch: Duration)] = []
+    /// Paused intervals overlapping the window, oldest first; the last may be open (`to == nil`).
+    private var pauses: [(from: Duration, to: Duration?)] = []
+    /// The latest time the counter heard of.
+    private(set) var latest: Duration
+
+    /// A counter for a link registered at `since`, paused then or not.
+    init(since: Duration, paused: Bool, now: Duration) {
+        self.since = since
+        self.latest = now
+        if paused { pauses.append((since, nil)) }
+    }
+
+    /// A frame shown at `time`, `hitch` late.
+    mutating func shown(at time: Duration, hitch: Duration) {
+        latest = max(latest, time)
+        frames += 1
+        guard hitch >= Self.tolerance else { return }
+        late += 1
+        hitchTime += hitch
+        prune(before: time - Self.window)
+        if recentLate.count == Self.lateLimit { recentLate.removeFirst() }
+        recentLate.append((time, hitch))
+    }
+
+    /// A frame replaced before it was shown.
+    mutating func droppedFrame() { dropped += 1 }
+
+    /// The link was paused or resumed at `time`.
+    mutating func setPaused(_ paused: Bool, at time: Duration) {
+        latest = max(latest, time)
+        let open = pauses.last.map { $0.to == nil } ?? false
+        if paused && !open {
+            prune(before: time - Self.window)
+            if pauses.count == Self.pauseLimit { pauses.removeFirst() }
+            pauses.append((time, nil))
+        } else if !paused && open {
+            pauses[pauses.count - 1].to = time
+        }
+    }
+
+    private mutating func prune(before start: Duration) {
+        if let first = recentLate.firstIndex(where: { $0.at > start }) {
+            if first > 0 { recentLate.removeFirst(first) }
+        } else {
+            recentLate.removeAll(keepingCapacity: true)
+        }
+        pauses.removeAll { ($0.to.map { $0 <= start }) ?? false }
+    }
+
+    /// The summary at `now` (since the display's origin).
+    func summary(at now: Duration) -> HitchSummary {
+        let end = max(now, latest)
+        let start = max(since, end - Self.window)
+        var hitch = Duration.zero
+        for entry in recentLate where entry.at > start && entry.at <= end { hitch += entry.hitch }
+        var paused = Duration.zero
+        for pause in pauses {
+            let from = max(pause.from, start)
+            let to = min(pause.to ?? end, end)
+            if to > from { paused += to - from }
+        }
+        let unpaused = (end - start) - paused
+        let ratio = unpaused > .zero ? Self.milliseconds(hitch) / Self.seconds(unpaused) : 0
+        return HitchSummary(
+            frames: frames, late: late, dropped: dropped, hitchTime: hitchTime, ratioMillisecondsPerSecond: ratio, window: Self.window
+        )
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double { seconds(duration) * 1000 }
+}

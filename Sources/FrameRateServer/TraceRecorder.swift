@@ -1,0 +1,95 @@
+import FrameRateModel
+import FrameRateProtocol
+import Synchronization
+
+/// The records of every running trace, each in a bounded buffer, shared by the tick plane
+/// (vsyncs, ticks, rate changes, shown frames) and the control loop (decisions, Present,
+/// links added and removed), which drains them every 100 ms to the tracing connections.
+///
+/// Its own lock, never held with the model lock taken inside it: recording happens after
+/// the model work. When no trace runs, recording costs one atomic load.
+final class TraceRecorder: Sendable {
+    /// Records kept per trace between two drains; past it records are counted as lost.
+    static let capacity = 1 << 16
+
+    private struct Buffer {
+        var records: [TraceRecord] = []
+        var lost: UInt64 = 0
+    }
+
+    private let buffers = Mutex<[UInt64: Buffer]>([:])
+    private let active = Atomic<Bool>(false)
+
+    /// Whether any trace runs (a cheap check before building records).
+    var isActive: Bool { active.load(ordering: .relaxed) }
+
+    /// Starts buffering for `trace`.
+    func start(_ trace: UInt64) {
+        buffers.withLock { $0[trace] = Buffer() }
+        active.store(true, ordering: .relaxed)
+    }
+
+    /// Stops buffering for `trace` and forgets what it had.
+    func stop(_ trace: UInt64) {
+        buffers.withLock { buffers in
+            buffers[trace] = nil
+            active.store(!buffers.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    /// Appends `records` to every running trace.
+    func record(_ records: [TraceRecord]) {
+        guard !records.isEmpty else { return }
+        buffers.withLock { buffers in
+            for trace in buffers.keys {
+                let room = Self.capacity - buffers[trace]!.records.count
+                if room >= records.count {
+                    buffers[trace]!.records += records
+                } else {
+                    buffers[trace]!.records += records.prefix(max(0, room))
+                    buffers[trace]!.lost += UInt64(records.count - max(0, room))
+                }
+            }
+        }
+    }
+
+    /// Takes `trace`'s records and lost count so far.
+    func drain(_ trace: UInt64) -> (records: [TraceRecord], lost: UInt64) {
+        buffers.withLock { buffers in
+            guard let buffer = buffers[trace] else { return ([], 0) }
+            buffers[trace] = Buffer()
+            return (buffer.records, buffer.lost)
+        }
+    }
+
+    /// Counts `count` records of `trace` as lost (its connection could not take them).
+    func lose(_ count: Int, of trace: UInt64) {
+        buffers.withLock { $0[trace]?.lost += UInt64(count) }
+    }
+
+    /// What one vsync's report adds to a trace: the vsync, a rate change and the decision
+    /// that took effect, every tick and every shown frame.
+    static func records(of report: VsyncReport<MonotonicClock.Instant>) -> [TraceRecord] {
+        let display = report.display
+        let at = report.vsync.seconds
+        var records: [TraceRecord] = [.vsync(display: display, at: at)]
+        if let change = report.rateChange {
+            records.append(.rateChange(display: display, at: at, from: change.from, to: change.to))
+            records.append(
+                .decision(display: display, at: at, rate: change.decision.rate, rule: change.decision.rule.rawValue, reason: change.reason)
+            )
+        }
+        for tick in report.ticks {
+            records.append(
+                .tick(
+                    display: display, link: tick.link, sequence: tick.sequence, timestamp: tick.timestamp.seconds,
+                    targetTimestamp: tick.targetTimestamp.seconds, skipped: tick.skipped, refreshRate: tick.refreshRate
+                )
+            )
+        }
+        for presentation in report.presentations {
+            records.append(.presented(display: display, PresentedNotification(presentation)))
+        }
+        return records
+    }
+}

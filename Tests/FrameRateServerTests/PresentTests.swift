@@ -1,0 +1,125 @@
+import FrameRateModel
+import FrameRatePosix
+import FrameRateProtocol
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import FrameRateServer
+
+/// `Present` and `Presented` through the daemon on a stepped clock: the tick plane sends
+/// `Presented` at the vsync that shows the frame; GetState counts hitches and residency.
+@Suite struct PresentTests {
+    static let tickPrefix = #"{"jsonrpc":"2.0","method":"framerate.v1.DisplayLink/Tick","#
+    static let presentedPrefix = #"{"jsonrpc":"2.0","method":"framerate.v1.DisplayLink/Presented","#
+
+    /// A connection with one 120 Hz link that has started ticking at 120 Hz; returns its latest tick.
+    static func link120(_ server: ServerHarness) throws -> (TestClient, UInt64, TickNotification) {
+        let client = try server.connect()
+        let link = try client.register(120, 120, 120, extra: #","highFrameRate":true,"label":"scroller""#)
+        for _ in 0..<10 {
+            try server.runNextVsync()
+            let ticks = try client.lines().filter { $0.hasPrefix(tickPrefix) }.map { try TickNotification(json: notificationParams($0, .tick)) }
+            if let tick = ticks.last, tick.refreshRate == 120 { return (client, link, tick) }
+        }
+        throw TestFailure("the link never ticked at 120 Hz")
+    }
+
+    static func presented(_ lines: [String]) throws -> [PresentedNotification] {
+        try lines.filter { $0.hasPrefix(presentedPrefix) }.map { try PresentedNotification(json: notificationParams($0, .presented)) }
+    }
+
+    static func ticks(_ lines: [String]) throws -> [TickNotification] {
+        try lines.filter { $0.hasPrefix(tickPrefix) }.map { try TickNotification(json: notificationParams($0, .tick)) }
+    }
+
+    static func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 2e-9 }
+
+    @Test func aTwentyMillisecondStallShowsOneLateFrameWithItsHitch() throws {
+        let server = ServerHarness()
+        let (client, link, first) = try Self.link120(server)
+        let period = 1.0 / 120
+        // On time: presented at once, shown at the tick's target, at the next vsync.
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(first.sequence)}"#))
+        try server.runNextVsync()
+        var lines = try client.lines()
+        let onTime = try #require(try Self.presented(lines).first)
+        #expect(onTime.sequence == first.sequence && !onTime.dropped && onTime.hitch == 0)
+        #expect(Self.close(onTime.presentedTime, first.targetTimestamp) && Self.close(onTime.expectedTime, first.targetTimestamp))
+        let stalled = try #require(try Self.ticks(lines).last)
+        // The client stalls 20 ms: the two vsyncs meanwhile deliver nothing (the frame is not done).
+        try server.runNextVsync()
+        try server.runNextVsync()
+        #expect(try Self.ticks(client.lines()).isEmpty)
+        server.clock.set(MonotonicClock.Instant(seconds: stalled.timestamp).advanced(by: .milliseconds(20)))
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(stalled.sequence)}"#))
+        #expect(try client.lines().isEmpty)
+        try server.runNextVsync()
+        lines = try client.lines()
+        let late = try #require(try Self.presented(lines).first)
+        #expect(late.sequence == stalled.sequence && !late.dropped)
+        #expect(Self.close(late.presentedTime, stalled.timestamp + 3 * period))
+        #expect(Self.close(late.expectedTime, stalled.targetTimestamp))
+        #expect(Self.close(late.hitch, 2 * period))
+        // The same vsync brings the next tick, which reports the two skipped intervals.
+        #expect(try Self.ticks(lines).first?.skipped == 2)
+
+        let state = try CompositorState(json: client.result(.getState))
+        let hitches = try #require(state.displays[0].links[0].hitches)
+        #expect(hitches.frames == 2 && hitches.late == 1 && hitches.dropped == 0)
+        #expect(abs(Double(WireTime.nanoseconds(of: hitches.hitchTime)) / 1e6 - 2000 * period) < 0.001)
+        #expect(hitches.ratioMillisecondsPerSecond > 0)
+    }
+
+    @Test func aReplacedFrameIsDroppedAtOnce() throws {
+        let server = ServerHarness()
+        let (client, link, tick) = try Self.link120(server)
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        #expect(try client.lines().isEmpty)
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        let dropped = try #require(try Self.presented(client.lines()).first)
+        #expect(dropped.dropped && dropped.presentedTime == 0 && dropped.hitch == 0 && dropped.sequence == tick.sequence)
+        #expect(Self.close(dropped.expectedTime, tick.targetTimestamp))
+        try server.runNextVsync()
+        #expect(try Self.presented(client.lines()).map(\.dropped) == [false])
+        let state = try CompositorState(json: client.result(.getState))
+        #expect(state.displays[0].links[0].hitches?.dropped == 1)
+    }
+
+    @Test func presentRefusesWhatItCannotShow() throws {
+        let server = ServerHarness()
+        let (client, link, tick) = try Self.link120(server)
+        let unsent = try client.error(.present, #"{"link":\#(link),"sequence":\#(tick.sequence + 5)}"#)
+        #expect(unsent.grpcStatus == .outOfRange)
+        let farAhead = try client.error(.present, #"{"link":\#(link),"sequence":\#(tick.sequence),"at":\#(tick.timestamp + 60)}"#)
+        #expect(farAhead.code == -32602 && farAhead.message.contains("ahead"))
+        let badInterval = try client.error(.present, #"{"link":\#(link),"sequence":\#(tick.sequence),"afterMinimumDuration":-1}"#)
+        #expect(badInterval.code == -32602)
+        let other = try server.connect(Peers.user)
+        #expect(try other.error(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#).grpcStatus == .notFound)
+        // As a request it is answered with {}.
+        #expect(try client.result(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#) == .object([:]))
+    }
+
+    @Test func getStateShowsResidencyThatAddsUpAndNamesEndedLinks() throws {
+        let server = ServerHarness()
+        let (client, link, _) = try Self.link120(server)
+        for _ in 0..<60 { try server.runNextVsync() }
+        client.close()
+        for _ in 0..<40 { server.step(to: server.clock.now.advanced(by: .milliseconds(50))) }
+        let viewer = try server.connect(Peers.user)
+        let state = try CompositorState(json: viewer.result(.getState))
+        let display = state.displays[0]
+        let uptime = try #require(display.uptime)
+        let total = display.residency.reduce(0) { $0 + $1.seconds }
+        #expect(abs(total - uptime) <= 1.0 / 120)
+        for entry in display.residency {
+            #expect(abs(entry.heldBy.reduce(0) { $0 + $1.seconds } - entry.seconds) < 1e-6)
+        }
+        let at120 = try #require(display.residency.first { $0.rate == 120 })
+        let holder = try #require(at120.heldBy.first { $0.link == LinkID(rawValue: link) })
+        // The connection is gone; its link keeps its share under the identity it had.
+        #expect(holder.peer == Peers.root.identity && holder.label == "scroller")
+        #expect(display.residency.contains { $0.heldBy.contains { $0.reason == "idle" } })
+    }
+}

@@ -1,0 +1,65 @@
+"""present() and Presented against a real framerated, asyncio and blocking."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+import framerate
+
+from conftest import wait_until
+
+
+def run(coro, timeout: float = 30.0):
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def test_present_is_shown_at_the_next_vsync_and_reported(daemon):
+    async def main():
+        async with framerate.connect(daemon.socket_path) as conn:
+            link = await conn.register(120, 120, 120, label="py-present", high_frame_rate=True)
+            shown = []
+            stalled = None
+            async for tick in link:
+                if tick.refresh_rate != 120:
+                    continue
+                if stalled is None and len(shown) >= 3:
+                    stalled = tick
+                    await asyncio.sleep(0.045)  # 45 ms late: past five vsyncs of 8.3 ms
+                await link.present(tick.sequence)
+                shown += link.presented()
+                if stalled is not None and any(frame.sequence == stalled.sequence for frame in shown):
+                    break
+            assert all(isinstance(frame, framerate.Presented) and frame.link == link.id for frame in shown)
+            on_time = [frame for frame in shown if frame.sequence != stalled.sequence]
+            # Presented at once, a frame shows at its target (a loaded machine may make one late too).
+            assert any(frame.hitch == 0 for frame in on_time)
+            assert all(frame.presented_time == frame.expected_time for frame in on_time if frame.hitch == 0)
+            late = next(frame for frame in shown if frame.sequence == stalled.sequence)
+            assert not late.dropped
+            assert math.isclose(late.expected_time, stalled.target_timestamp, abs_tol=2e-9)
+            assert late.hitch >= 0.045 - 1 / 120 and math.isclose(late.hitch, late.presented_time - late.expected_time, abs_tol=2e-9)
+            state = await conn.state()
+            hitches = next(l["hitches"] for d in state["displays"] for l in d["links"] if l["link"] == link.daemon_id)
+            assert hitches["late"] >= 1 and hitches["ratioMsPerS"] > 0 and hitches["window"] == 10.0
+
+    run(main())
+
+
+def test_blocking_present_and_a_dropped_frame(daemon):
+    with framerate.connect_blocking(daemon.socket_path) as conn:
+        link = conn.register(60, 60, 60, label="py-blocking")
+        tick = link.next_tick(timeout=5)
+        link.present(tick.sequence)
+        link.present(tick.sequence, after_minimum_duration=0.0)  # replaces the first before its vsync
+        frames = []
+
+        def two_reports():
+            frames.extend(link.presented())
+            return len(frames) >= 2
+
+        wait_until(two_reports, timeout=5, what="two Presented")
+        assert [frame.dropped for frame in frames] == [True, False]
+        assert frames[0].presented_time == 0 and frames[0].hitch == 0
+        assert frames[1].presented_time >= time.monotonic() - 5
