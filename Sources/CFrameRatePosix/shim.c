@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 const uint32_t cframerated_epoll_in = EPOLLIN;
 const uint32_t cframerated_epoll_out = EPOLLOUT;
@@ -90,3 +92,7 @@ void cframerated_set_thread_name(const char *name) {
     truncated[i] = 0;
     pthread_setname_np(pthread_self(), truncated);
 }
+
+int cframerated_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); }
+
+int cframerated_memfd_seal(int fd) { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL); }

@@ -31,6 +31,10 @@ public struct ServerConfiguration: Sendable {
     public var socketMode: UInt32
     /// Threads writing ticks (the tick plane's leader plus helpers). Default: ``defaultFanOutThreads``.
     public var fanOutThreads: Int
+    /// Connections and state the previous daemon handed over (systemd's file descriptor store), if any.
+    public var adoption: Adoption?
+    /// How long a handover waits for each connection's queued bytes to reach the kernel.
+    public var handoverDrainTimeout: Duration = .milliseconds(500)
 
     /// Half the online CPUs (at least 1, at most 8): the other half is left to the clients
     /// the ticks go to and to the control loop.

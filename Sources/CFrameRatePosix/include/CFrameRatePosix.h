@@ -56,4 +56,10 @@ int cframerated_gettid(void);
 /// Names the calling thread (at most 15 bytes are kept), for top -H and perf.
 void cframerated_set_thread_name(const char *name);
 
+/* A close-on-exec, sealable memory file (memfd_create(2)); -1 and errno on failure. */
+int cframerated_memfd_create(const char *name);
+
+/* Seals a memory file against any further change (F_ADD_SEALS); -1 and errno on failure. */
+int cframerated_memfd_seal(int fd);
+
 #endif
