@@ -41,29 +41,37 @@ extension FrameRateServer {
         }
     }
 
-    /// The new daemon's side: reads and checks the snapshot, restores the compositor and
-    /// returns each connection to serve with its record. Whatever cannot be taken over is
-    /// closed cleanly (`shutdown`, so the client reads end of stream at once and reconnects).
-    static func takeOver(
-        _ adoption: ServerConfiguration.Adoption, configuration: ServerConfiguration, core bound: NIOLoopBound<CompositorCore>,
-        logger: Logger
-    ) async -> [(HandoverSession, Int32)] {
+    /// What the new daemon takes over: the checked snapshot, the compositor restored from
+    /// it, and each connection to serve with its record.
+    struct TakeOver {
+        var snapshot: HandoverSnapshot
+        var compositor: Compositor<MonotonicClock>
+        var adopted: [(HandoverSession, Int32)]
+    }
+
+    /// The new daemon's side, before anything runs: reads and checks the snapshot,
+    /// restores the compositor, matches each connection to its record by inode. Whatever
+    /// cannot be taken over is closed cleanly (`shutdown`, so the client reads end of
+    /// stream at once and reconnects); `nil` when nothing can be.
+    static func sortHandedOver(
+        _ adoption: ServerConfiguration.Adoption, configuration: ServerConfiguration, logger: Logger
+    ) -> TakeOver? {
         func closeAll(_ descriptors: [Int32]) {
             for descriptor in descriptors {
                 SystemCall.shutdownBoth(descriptor)
                 SystemCall.close(descriptor)
             }
         }
-        func fallBack(_ reason: String) -> [(HandoverSession, Int32)] {
+        func fallBack(_ reason: String) -> TakeOver? {
             logger.warning(
                 "cannot take over the previous daemon's \(adoption.connections.count) connections: \(reason); closing them, their clients reconnect",
                 metadata: ["event": "handover-refused", "connections": "\(adoption.connections.count)"]
             )
             closeAll(adoption.connections)
-            return []
+            return nil
         }
         guard let memory = adoption.snapshot else {
-            if adoption.connections.isEmpty { return [] }
+            if adoption.connections.isEmpty { return nil }
             return fallBack("no snapshot came with them (the previous daemon crashed or did not finish its handover)")
         }
         let snapshot: HandoverSnapshot
@@ -107,14 +115,22 @@ extension FrameRateServer {
             adopted.append((record, descriptor))
         }
         closeAll(strays + Array(byInode.values))
+        return TakeOver(snapshot: snapshot, compositor: compositor, adopted: adopted)
+    }
+
+    /// Installs what ``sortHandedOver(_:configuration:logger:)`` found on the control loop
+    /// (the compositor; links of clients that left meanwhile are released) and logs it.
+    static func restore(_ takeOver: TakeOver, core bound: NIOLoopBound<CompositorCore>, logger: Logger) async {
+        let owners = Set(takeOver.adopted.map(\.0.owner))
+        let snapshot = takeOver.snapshot
+        let compositor = takeOver.compositor
         let released = try? await bound.eventLoop.submit { bound.value.restore(snapshot, compositor: compositor, adopted: owners) }.get()
         let links = snapshot.compositor.displays.reduce(0) { $0 + $1.links.count } - (released?.count ?? 0)
         let gap = Double(MonotonicClock.now.nanoseconds - snapshot.takenAt) / 1e6
         let releasedNote = released.map { $0.isEmpty ? "" : "; released \($0.count) links whose clients left meanwhile" } ?? ""
         logger.notice(
-            "took over \(adopted.count) connections and \(links) links from the previous daemon (\(Int(gap.rounded())) ms since it stopped)\(releasedNote)",
-            metadata: ["event": "handover-adopted", "connections": "\(adopted.count)", "links": "\(links)"]
+            "took over \(takeOver.adopted.count) connections and \(links) links from the previous daemon (\(Int(gap.rounded())) ms since it stopped)\(releasedNote)",
+            metadata: ["event": "handover-adopted", "connections": "\(takeOver.adopted.count)", "links": "\(links)"]
         )
-        return adopted
     }
 }

@@ -175,11 +175,11 @@ public final class FrameRateServer: Service, Sendable {
                     SystemCall.close(descriptor)
                 }
         }
-        if let adoption = configuration.adoption {
+        if let adoption = configuration.adoption, let takeOver = Self.sortHandedOver(adoption, configuration: configuration, logger: logger) {
             // Every handed-over session must be in place before the first tick: a tick
             // computed for a connection without its writer yet would be counted, not sent.
-            let adopted = await Self.takeOver(adoption, configuration: configuration, core: bound, logger: logger)
-            let served = adopted.map { record, descriptor in serve(descriptor, PeerCredentials.ofPeer(of: descriptor), record) }
+            await Self.restore(takeOver, core: bound, logger: logger)
+            let served = takeOver.adopted.map { record, descriptor in serve(descriptor, PeerCredentials.ofPeer(of: descriptor), record) }
             try? await EventLoopFuture.andAllComplete(served, on: eventLoop).get()
             try? await eventLoop.submit {}.get()
         }
