@@ -14,8 +14,8 @@ struct ConnectionTextTests {
                 == "reconnected after 1.2 s; link 3 re-registered"
         )
         #expect(
-            ConnectionText.line(for: .restored(outage: .milliseconds(50), links: [LinkID(rawValue: 3), LinkID(rawValue: 5)], watches: 1))
-                == "reconnected after 0.1 s; links 3, 5 re-registered; watch restarted"
+            ConnectionText.line(for: .restored(outage: .milliseconds(260), links: [LinkID(rawValue: 3), LinkID(rawValue: 5)], watches: 1))
+                == "reconnected after 0.3 s; links 3, 5 re-registered; watch restarted"
         )
         #expect(
             ConnectionText.line(for: .restored(outage: .seconds(2), links: [LinkID(rawValue: 1)], watches: 1), mentionWatches: false)
