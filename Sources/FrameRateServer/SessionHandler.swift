@@ -130,7 +130,10 @@ final class SessionHandler: ChannelDuplexHandler {
         if session.writer.isClosed {
             // The peer is gone (a send failed): nothing it asked for can be answered.
             queue.removeAll()
-            context.close(promise: nil)
+            // Closed on the next turn of the loop, not from inside this callout: at end of
+            // stream NIO fires read-complete and then half-closes the input, which asserts
+            // that the channel is still registered (a debug build traps if it was closed here).
+            context.eventLoop.assumeIsolated().execute { context.close(promise: nil) }
             return
         }
         var budget = core.configuration.limits.requestsPerTurn

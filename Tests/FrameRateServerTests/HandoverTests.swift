@@ -80,7 +80,7 @@ struct HandoverTests {
     @Test("another format version is refused before any other field is read")
     func wrongVersion() throws {
         var text = String(decoding: try Self.sampleSnapshot().encoded(), as: UTF8.self)
-        text = text.replacingOccurrences(of: "\"format\":1,", with: "\"format\":2,")
+        text = text.replacing("\"format\":1,", with: "\"format\":2,")
         #expect(throws: HandoverSnapshotError.incompatibleFormat(found: 2, expected: 1)) {
             try HandoverSnapshot(decoding: Array(text.utf8))
         }
@@ -102,7 +102,7 @@ struct HandoverTests {
         for (original, broken, field) in cases {
             #expect(text.contains(original), "the sample has no \(original)")
             #expect(throws: HandoverSnapshotError.malformed(field: field)) {
-                try HandoverSnapshot(decoding: Array(text.replacingOccurrences(of: original, with: broken).utf8))
+                try HandoverSnapshot(decoding: Array(text.replacing(original, with: broken).utf8))
             }
         }
     }
@@ -148,7 +148,7 @@ struct HandoverTests {
         var otherDisplays = try Self.sampleSnapshot()
         otherDisplays.compositor.displays[0].id = DisplayID(rawValue: 5)
         let unusable: [[UInt8]] = [
-            Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"format\":1,", with: "\"format\":99,").utf8),
+            Array(String(decoding: good, as: UTF8.self).replacing("\"format\":1,", with: "\"format\":99,").utf8),
             Array(good.prefix(good.count / 2)),
             otherDisplays.encoded(),
             [],
