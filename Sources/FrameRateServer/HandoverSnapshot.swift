@@ -12,7 +12,10 @@ import FrameRateProtocol
 struct HandoverSnapshot: Hashable, Sendable {
     /// The format this daemon writes and reads. Bump it with any change of meaning.
     static let format: Int64 = 1
-    /// The largest snapshot read back (bytes): 4096 connections with full pending input fit.
+    /// The largest snapshot read back (bytes): a bound against a damaged file. Only the
+    /// service's own main process can fill the store; a typical snapshot is a few hundred
+    /// bytes per link and per connection, plus each connection's unhandled input (at most
+    /// one read and one partial line, hex-encoded).
     static let maximumSize = 512 * 1024 * 1024
 
     /// The compositor's start (its displays' first vsync), `CLOCK_MONOTONIC` ns.
