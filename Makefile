@@ -45,13 +45,13 @@ run: deps
 test: build test-swift test-clients test-realtime test-trace sanitize fuzz-smoke
 
 # Unit tests run in parallel; the integration tests measure tick rates on a 2-core
-# machine, so they run one at a time, and the systemd end-to-end test runs alone, with
-# its "cannot run here" skip turned into a failure.
+# machine, so they run one at a time, and the systemd end-to-end and restart tests run
+# alone, one after the other, with their "cannot run here" skip turned into a failure.
 test-swift:
 	bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"; \
 	$(SWIFT) test -c $(CONFIGURATION) --skip-build --skip IntegrationTests && \
-	FRAMERATED_BIN_DIR="$$bin" $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter IntegrationTests --skip SystemdEndToEndTests --no-parallel && \
-	FRAMERATED_BIN_DIR="$$bin" FRAMERATED_REQUIRE_SYSTEMD_E2E=1 $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter SystemdEndToEndTests
+	FRAMERATED_BIN_DIR="$$bin" $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter IntegrationTests --skip 'Systemd(EndToEnd|Restart)Tests' --no-parallel && \
+	FRAMERATED_BIN_DIR="$$bin" FRAMERATED_REQUIRE_SYSTEMD_E2E=1 $(SWIFT) test -c $(CONFIGURATION) --skip-build --filter 'Systemd(EndToEnd|Restart)Tests' --no-parallel
 
 ## test-clients: the Python package (built as an sdist and a wheel by `python -m build` in the
 ## venv .build/python-venv, the wheel installed there, mypy --strict, then pytest) and the C library

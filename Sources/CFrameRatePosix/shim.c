@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 const uint32_t cframerated_epoll_in = EPOLLIN;
 const uint32_t cframerated_epoll_out = EPOLLOUT;
@@ -175,3 +177,6 @@ int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *f
     }
     return 0;
 }
+int cframerated_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); }
+
+int cframerated_memfd_seal(int fd) { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL); }

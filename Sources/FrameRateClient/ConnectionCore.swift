@@ -44,7 +44,12 @@ final class ConnectionCore: Sendable {
     private struct State: Sendable {
         var phase: Phase
         var reconnects = 0
+        /// When the current outage began (`nil` while connected).
+        var lostAt: ContinuousClock.Instant?
     }
+
+    /// Told when the connection drops and when it is back (``ConnectionChange``).
+    typealias Observer = @Sendable (ConnectionChange) -> Void
 
     /// The reconnect policy, or `nil` for a connection that closes for good when it drops.
     let policy: ReconnectPolicy?
@@ -52,12 +57,14 @@ final class ConnectionCore: Sendable {
     let registry: StreamRegistry
     private let connector: Connector?
     private let state: Mutex<State>
+    private let observer: Observer?
 
     /// A core whose first session is `session`; `connector` opens the next ones
-    /// (needed when `policy` is set).
-    init(session: Session, policy: ReconnectPolicy?, connector: Connector?) {
+    /// (needed when `policy` is set); `observer` hears of each drop and return.
+    init(session: Session, policy: ReconnectPolicy?, connector: Connector?, observer: Observer? = nil) {
         precondition(policy == nil || connector != nil, "a reconnecting connection needs a connector")
         self.policy = policy
+        self.observer = observer
         self.registry = session.router.registry
         self.connector = connector
         self.state = Mutex(State(phase: .connected(session)))
@@ -171,12 +178,15 @@ final class ConnectionCore: Sendable {
                 return .finish
             }
             state.phase = .reconnecting(attempt: firstAttempt, timer: nil)
+            state.lostAt = ContinuousClock.now
             return .reconnect
         }
         switch next {
         case .nothing: break
         case .finish: finishAll()
-        case .reconnect: schedule(attempt: firstAttempt, on: session.channel.eventLoop)
+        case .reconnect:
+            observer?(.lost)
+            schedule(attempt: firstAttempt, on: session.channel.eventLoop)
         }
     }
 
@@ -239,20 +249,29 @@ final class ConnectionCore: Sendable {
         let router = session.router
         let (links, watches) = registry.live
         var requests: [(id: Int64, message: JSONRPCOutboundMessage)] = []
+        let report = restoredReport(expecting: links.count + watches.count)
         for record in links {
-            guard let request = record.beginReregistering(on: router) else { continue }
+            guard let request = record.beginReregistering(on: router) else {
+                report(nil, false)
+                continue
+            }
             let id = router.makeRequestID()
             let refusal = router.enqueue(id: id, route: .link(record, restoring: true)) { result in
                 Self.reregistered(record, result: result, on: router)
+                report(record.snapshot.id, (try? result.get()) != nil)
             }
             if refusal != nil { return }  // the session is already gone; the next one restores
             requests.append((id, .request(id: .number(JSONNumber(id)), method: V1Method.register.rawValue, params: request.jsonValue)))
         }
         for record in watches {
-            guard record.beginRewatching(on: router) else { continue }
+            guard record.beginRewatching(on: router) else {
+                report(nil, false)
+                continue
+            }
             let id = router.makeRequestID()
             let refusal = router.enqueue(id: id, route: .watch(record, restoring: true)) { result in
                 Self.rewatched(record, result: result, on: router)
+                report(nil, (try? result.get()) != nil)
             }
             if refusal != nil { return }
             requests.append((id, .request(id: .number(JSONNumber(id)), method: V1Method.watch.rawValue, params: JSONValue.object([:]))))
@@ -264,6 +283,34 @@ final class ConnectionCore: Sendable {
             session.channel.write(buffer).whenFailure { _ in router.fail(id: id, with: .connectionClosed) }
         }
         session.channel.flush()
+    }
+
+    /// Counts the re-registrations' replies and tells the observer once all are in:
+    /// `report(link, succeeded)` per link (with its id) or watch (`nil`).
+    private func restoredReport(expecting count: Int) -> @Sendable (LinkID?, Bool) -> Void {
+        guard let observer else { return { _, _ in } }
+        let lostAt = state.withLock { state in
+            defer { state.lostAt = nil }
+            return state.lostAt
+        }
+        let outage = lostAt.map { $0.duration(to: .now) } ?? .zero
+        let tally = Mutex<(left: Int, links: [LinkID], watches: Int)>((count, [], 0))
+        let report: @Sendable (LinkID?, Bool) -> Void = { link, succeeded in
+            let done = tally.withLock { tally -> (links: [LinkID], watches: Int)? in
+                guard tally.left > 0 else { return nil }
+                tally.left -= 1
+                if succeeded {
+                    if let link { tally.links.append(link) } else { tally.watches += 1 }
+                }
+                return tally.left == 0 ? (tally.links.sorted(), tally.watches) : nil
+            }
+            if let done {
+                let full = lostAt.map { $0.duration(to: .now) } ?? outage
+                observer(.restored(outage: full, links: done.links, watches: done.watches))
+            }
+        }
+        if count == 0 { observer(.restored(outage: outage, links: [], watches: 0)) }
+        return report
     }
 
     /// Whether a failed re-registration is retried on the next connection: the

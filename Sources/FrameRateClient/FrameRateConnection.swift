@@ -89,6 +89,8 @@ public final class FrameRateConnection: Sendable {
     ///     backoff and its links and watches are registered again (see
     ///     ``FrameRateConnection``); `nil` (the default) closes for good instead,
     ///     which suits one-shot commands that should fail fast.
+    ///   - onConnectionChange: with `reconnect`, told when the connection drops and once it
+    ///     is back with every link and watch registered again (on an event-loop thread; must not block).
     ///
     /// Whoever listens on the socket must be root, the `framerated` service user or
     /// this process's own user (`SO_PEERCRED`, checked on every connect, reconnects
@@ -101,7 +103,8 @@ public final class FrameRateConnection: Sendable {
     public static func connect(
         socketPath: String? = nil,
         eventLoopGroup: (any EventLoopGroup)? = nil,
-        reconnect: ReconnectPolicy? = nil
+        reconnect: ReconnectPolicy? = nil,
+        onConnectionChange: (@Sendable (ConnectionChange) -> Void)? = nil
     ) async throws(FrameRateClientError) -> FrameRateConnection {
         let target = SocketPath.discover(explicit: socketPath)
         let path = target.path
@@ -115,7 +118,9 @@ public final class FrameRateConnection: Sendable {
         } catch {
             throw ConnectFailure.map(error, target: target)
         }
-        let core = ConnectionCore(session: .init(channel: channel, router: router), policy: reconnect, connector: connector)
+        let core = ConnectionCore(
+            session: .init(channel: channel, router: router), policy: reconnect, connector: connector, observer: onConnectionChange
+        )
         return FrameRateConnection(core: core, socketPath: path)
     }
 

@@ -6,11 +6,11 @@
 /// returns: deliver ``VsyncReport/ticks``, wake at ``nextVsync(of:)``.
 /// Links belong to an ``OwnerID``; an owner can only touch its own links.
 public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
-    private var displays: [Display<C>]
-    private var displayOfLink: [LinkID: Int] = [:]
+    var displays: [Display<C>]
+    var displayOfLink: [LinkID: Int] = [:]
     /// Each owner's links, in registration order: the one map of who holds what.
-    private var linksOfOwner: [OwnerID: [LinkID]] = [:]
-    private var lastLinkID: UInt64 = 0
+    var linksOfOwner: [OwnerID: [LinkID]] = [:]
+    var lastLinkID: UInt64 = 0
 
     /// Builds a compositor whose displays' first vsync is at `start`.
     /// - Precondition: at least one display, with distinct ids.

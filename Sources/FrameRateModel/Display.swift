@@ -48,6 +48,72 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         rearbitrate(at: start)
     }
 
+    /// A display restored from `checkpoint` at a handover; its arbitration target is
+    /// computed again from the restored links and caps.
+    /// - Throws: ``CheckpointMismatch`` when the checkpoint is for another display or inconsistent.
+    init(
+        configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant,
+        restoring checkpoint: DisplayCheckpoint
+    ) throws(CheckpointMismatch) {
+        guard checkpoint.id == configuration.id else {
+            throw CheckpointMismatch("the snapshot's display \(checkpoint.id.rawValue) is display \(configuration.id.rawValue) here")
+        }
+        guard configuration.profile.supportedRates.contains(where: { FrameRateMath.equal($0, checkpoint.refreshRate) }) else {
+            throw CheckpointMismatch(
+                "display \(checkpoint.id.rawValue) ran at \(FrameRateMath.format(checkpoint.refreshRate)) Hz, which its profile here (\(configuration.profile.description)) does not support"
+            )
+        }
+        guard checkpoint.lastIndex >= checkpoint.anchorIndex, checkpoint.anchorTime >= .zero else {
+            throw CheckpointMismatch("display \(checkpoint.id.rawValue)'s vsync grid is inconsistent")
+        }
+        self.id = configuration.id
+        self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
+        self.caps = checkpoint.caps
+        self.origin = start
+        self.timeline = VsyncTimeline(
+            anchor: .init(index: checkpoint.anchorIndex, instant: start.advanced(by: checkpoint.anchorTime)),
+            rate: checkpoint.refreshRate, lastIndex: checkpoint.lastIndex
+        )
+        // A placeholder until the links are in: the target is arbitrated from them below.
+        self.governor = RefreshRateGovernor(initialRate: checkpoint.refreshRate, settings: settings)
+        for link in checkpoint.links {
+            guard positions[link.link] == nil else { throw CheckpointMismatch("\(link.link) appears twice in the snapshot") }
+            guard link.pacing.isConsistent else { throw CheckpointMismatch("\(link.link)'s sequence numbers are inconsistent") }
+            let cadence = cadence(of: link.configuration, refresh: checkpoint.refreshRate)
+            positions[link.link] = links.count
+            links.append(
+                Link(
+                    id: link.link, owner: link.owner, configuration: link.configuration,
+                    pacer: LinkPacer(cadence: cadence, restoring: link.pacing), since: link.since,
+                    // Hitch counts and residency are not in the handover snapshot (format 1):
+                    // they start again from the handover.
+                    presentation: LinkPresentation(since: link.since, paused: link.configuration.isPaused)
+                )
+            )
+        }
+        let decision = arbitrate()
+        governor = RefreshRateGovernor(
+            restoringRate: checkpoint.refreshRate, reason: checkpoint.reason, target: decision,
+            idleSince: checkpoint.idleSince.map { start.advanced(by: $0) },
+            decreaseWantedSince: checkpoint.decreaseWantedSince.map { start.advanced(by: $0) }, settings: settings
+        )
+        holdResidency(decision, rate: checkpoint.refreshRate, at: .zero)
+    }
+
+    /// Everything about the display a handover needs (times since ``origin``).
+    var checkpoint: DisplayCheckpoint {
+        let timers = governor.timers
+        return DisplayCheckpoint(
+            id: id, caps: caps, refreshRate: governor.currentRate, reason: governor.currentReason,
+            anchorIndex: timeline.anchor.index, anchorTime: origin.duration(to: timeline.anchor.instant),
+            lastIndex: timeline.last.index, idleSince: timers.idleSince.map { origin.duration(to: $0) },
+            decreaseWantedSince: timers.decreaseWantedSince.map { origin.duration(to: $0) },
+            links: links.map {
+                LinkCheckpoint(link: $0.id, owner: $0.owner, configuration: $0.configuration, since: $0.since, pacing: $0.pacer.checkpoint)
+            }
+        )
+    }
+
     var refreshRate: Double { governor.currentRate }
 
     func contains(_ link: LinkID) -> Bool { positions[link] != nil }
@@ -228,7 +294,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if nextEventfulVsync.map({ $0 > now }) ?? true { timeline.skipIdle(to: now) }
     }
 
-    private mutating func rearbitrate(at now: C.Instant) {
+    /// The arbiter's decision for the current links and caps.
+    private func arbitrate() -> Decision {
         // Reads each link's fields in place: no per-link copy, no LinkVote (and label) per link.
         var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
         for index in links.indices where !links[index].configuration.isPaused {
@@ -242,12 +309,17 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 )
             )
         }
-        let decision = arbiter.decide(ballot)
+        return arbiter.decide(ballot)
+    }
+
+    /// Re-arbitrates at `now`: the governor learns the decision, and a decision at the
+    /// rate in force takes over its residency now; one that changes the rate takes over
+    /// when the change is applied at a vsync; until then the previous holders keep it (an
+    /// increase's wait for the next vsync, a decrease's dwell), except when no link votes
+    /// any more: then the idle timeout is what holds the rate.
+    private mutating func rearbitrate(at now: C.Instant) {
+        let decision = arbitrate()
         governor.observe(decision, at: now)
-        // A decision at the rate in force takes over its residency now; one that changes the
-        // rate takes over when the change is applied at a vsync; until then the previous
-        // holders keep it (an increase's wait for the next vsync, a decrease's dwell), except
-        // when no link votes any more: then the idle timeout is what holds the rate.
         if FrameRateMath.equal(decision.rate, refreshRate) || decision.rule == .idle {
             holdResidency(decision, rate: refreshRate, at: origin.duration(to: now))
         }

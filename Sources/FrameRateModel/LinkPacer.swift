@@ -44,6 +44,25 @@ struct LinkPacer: Sendable {
         self.cadence = cadence
     }
 
+    /// A pacer that continues from `checkpoint` with `cadence` (a handover).
+    init(cadence: CallbackCadence, restoring checkpoint: LinkPacingCheckpoint) {
+        self.cadence = cadence
+        self.sequence = checkpoint.sequence
+        self.pendingSkips = checkpoint.pendingSkips
+        self.lastDelivered = checkpoint.lastDelivered
+        self.lastFinished = checkpoint.lastFinished
+        self.reportsFrameDone = checkpoint.reportsFrameDone
+        self.nextTarget = checkpoint.nextTarget
+    }
+
+    /// Everything the pacer counts, for a handover.
+    var checkpoint: LinkPacingCheckpoint {
+        LinkPacingCheckpoint(
+            sequence: sequence, pendingSkips: pendingSkips, lastDelivered: lastDelivered, lastFinished: lastFinished,
+            reportsFrameDone: reportsFrameDone, nextTarget: nextTarget
+        )
+    }
+
     /// Adopts a new callback cadence (rate change or range update). The next tick
     /// still comes no earlier than the last tick's target.
     mutating func setCadence(_ cadence: CallbackCadence) {

@@ -45,6 +45,23 @@ public struct RefreshRateGovernor<C: Clock>: Sendable where C.Duration == Durati
         self.currentReason = "initial rate \(FrameRateMath.format(initialRate)) Hz; no link has voted yet"
     }
 
+    /// A governor restored at a handover: `rate` in force for `reason`, moving towards
+    /// `target`, with the idle and decrease timers it had.
+    init(
+        restoringRate rate: Double, reason: String, target: Decision, idleSince: C.Instant?, decreaseWantedSince: C.Instant?,
+        settings: Settings
+    ) {
+        self.settings = settings
+        self.currentRate = rate
+        self.currentReason = reason
+        self.target = target
+        self.idleSince = idleSince
+        self.decreaseWantedSince = decreaseWantedSince
+    }
+
+    /// The idle and decrease timers, for a handover.
+    var timers: (idleSince: C.Instant?, decreaseWantedSince: C.Instant?) { (idleSince, decreaseWantedSince) }
+
     /// Records a new arbitration decision made at `now`.
     public mutating func observe(_ decision: Decision, at now: C.Instant) {
         target = decision

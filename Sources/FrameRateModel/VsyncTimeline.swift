@@ -28,6 +28,15 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
         self.period = Self.period(of: rate)
     }
 
+    /// A timeline restored at a handover: the current period started at vsync `anchor`,
+    /// and `lastIndex` (at or after the anchor's index) is the last vsync handed out.
+    init(anchor: Vsync, rate: Double, lastIndex: UInt64) {
+        self.anchor = anchor
+        self.period = Self.period(of: rate)
+        self.last = anchor
+        self.last = vsync(index: Swift.max(lastIndex, anchor.index))
+    }
+
     /// `1 / rate` as a duration (attosecond resolution, so `n` periods at
     /// 120 Hz stay within a femtosecond of `n / 120` s).
     ///

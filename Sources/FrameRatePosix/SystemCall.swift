@@ -52,6 +52,36 @@ public enum SystemCall {
         _ = Glibc.close(descriptor)
     }
 
+    /// Ends both directions of a connected socket for every process holding it (the peer
+    /// reads end of stream even while another copy of the descriptor stays open).
+    public static func shutdownBoth(_ descriptor: Int32) {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
+    /// The inode of an open descriptor (`fstat`): for a socket, an id that names the
+    /// connection as long as it is open, whichever process holds it.
+    public static func inode(of descriptor: Int32) -> UInt64? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return UInt64(status.st_ino)
+    }
+
+    /// Marks `descriptor` close-on-exec (descriptors systemd passes are not).
+    public static func setCloseOnExec(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFD, fcntl(descriptor, F_GETFD) | FD_CLOEXEC)
+    }
+
+    /// Whether `descriptor` is a connected Unix stream socket (not a listening one).
+    public static func isConnectedStreamSocket(_ descriptor: Int32) -> Bool {
+        var type: Int32 = 0
+        var listening: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue) else { return false }
+        length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 else { return false }
+        return listening == 0
+    }
+
     /// A second descriptor for the same open socket (close-on-exec).
     public static func duplicate(_ descriptor: Int32) throws(PosixError) -> Int32 {
         let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)

@@ -16,7 +16,11 @@ import NIOCore
 /// outside the lock, where it can delay other control requests but never a tick: ticks
 /// are written by the tick plane (``TickEngine``) on threads of their own.
 final class CompositorCore {
-    enum Lifecycle { case running, stopping }
+    enum Lifecycle {
+        case running, stopping
+        /// Handing every connection to the next daemon: closing one releases nothing.
+        case handingOver
+    }
 
     let eventLoop: any EventLoop
     private(set) var configuration: ServerConfiguration
@@ -119,17 +123,26 @@ final class CompositorCore {
             context.close(promise: nil)
             return nil
         }
-        let owner = sessions.nextOwner()
+        let session = makeSession(owner: sessions.nextOwner(), peer: peer, context: context, destination: destination, adopted: false)
+        logger.debug("client connected", metadata: peerMetadata(peer))
+        publishStatus()
+        return session
+    }
+
+    /// Stores a session for `owner` with its writer (a new connection, or one handed over).
+    func makeSession(
+        owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination, adopted: Bool
+    ) -> Session {
         let writer = SocketWriter(
             destination: destination, highWater: configuration.limits.outboundHighWater,
             shard: Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF), observer: writerObserver(of: owner)
         )
-        let session = Session(owner: owner, peer: peer, context: context, writer: writer, isPrivileged: isPrivileged(peer))
-        sessions[owner] = session
+        let session = Session(
+            owner: owner, peer: peer, context: context, writer: writer, destination: destination, isPrivileged: isPrivileged(peer)
+        )
+        if adopted { sessions.adopt(session, for: owner) } else { sessions[owner] = session }
         usage.add(peer.uid, connections: 1)
         shared.update { $0.writers[owner] = writer }
-        logger.debug("client connected", metadata: peerMetadata(peer))
-        publishStatus()
         return session
     }
 
@@ -179,6 +192,11 @@ final class CompositorCore {
 
     /// The connection closed (for any reason): its links and watches go, the display re-arbitrates now.
     func close(_ session: Session) {
+        if lifecycle == .handingOver {
+            // The links and watches go on in the next daemon: only this process's copy closes.
+            session.writer.close()
+            return
+        }
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
         for watch in session.watches { watchers[watch] = nil }
         endTraces(of: session.owner)

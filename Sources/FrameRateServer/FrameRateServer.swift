@@ -35,6 +35,11 @@ public final class FrameRateServer: Service, Sendable {
         public var watchdog: @Sendable () -> Void
         /// Shutdown began (systemd: `STOPPING=1`).
         public var stopping: @Sendable () -> Void
+        /// Keeps the connections and the snapshot for the next daemon (systemd's file
+        /// descriptor store) instead of closing them; called once, off the control loop,
+        /// on graceful shutdown. `nil`: stop as usual (links get `Closed`). If it throws,
+        /// the server stops as usual.
+        public var handOver: (@Sendable (HandoverDescriptors) throws -> Void)?
 
         /// Builds hooks; every default does nothing.
         public init(
@@ -42,8 +47,10 @@ public final class FrameRateServer: Service, Sendable {
             status: @escaping @Sendable (String) -> Void = { _ in },
             watchdogInterval: Duration? = nil,
             watchdog: @escaping @Sendable () -> Void = {},
-            stopping: @escaping @Sendable () -> Void = {}
+            stopping: @escaping @Sendable () -> Void = {},
+            handOver: (@Sendable (HandoverDescriptors) throws -> Void)? = nil
         ) {
+            self.handOver = handOver
             self.ready = ready
             self.status = status
             self.watchdogInterval = watchdogInterval
@@ -122,6 +129,8 @@ public final class FrameRateServer: Service, Sendable {
             listener = descriptor
             boundPath = nil
         }
+        // The acceptor closes the listener when it stops; a handover stores a copy.
+        let listenerCopy = hooks.handOver != nil ? try? SystemCall.duplicate(listener) : nil
         var refusal = ByteBuffer()
         JSONRPCOutboundMessage.response(
             id: nil,
@@ -134,6 +143,46 @@ public final class FrameRateServer: Service, Sendable {
             case .inherited(_, let path): path
             }
 
+        let lineLength = configuration.limits.lineLength
+        let partialLineTimeout = configuration.limits.partialLineTimeout
+        /// Serves a connected socket: accepted now, or handed over by the previous daemon.
+        let serve: @Sendable (Int32, PeerCredentials, HandoverSession?) -> EventLoopFuture<Void> = { descriptor, peer, adopting in
+            // The writer keeps `descriptor` (see SocketWriter: it must outlive NIO's
+            // copy); NIO reads from a duplicate and closes that one itself.
+            guard let nioDescriptor = try? SystemCall.duplicate(descriptor) else {
+                logger.error("cannot serve a connection: no descriptor for a duplicate")
+                SystemCall.close(descriptor)
+                return eventLoop.makeSucceededVoidFuture()
+            }
+            return ClientBootstrap(group: eventLoop)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let input = HandoverInput()
+                        try channel.pipeline.syncOperations.addHandlers(
+                            PartialLineTimeoutHandler(timeout: partialLineTimeout),
+                            ByteToMessageHandler(HandoverLineDecoder(maximumLineLength: lineLength, input: input)),
+                            SessionHandler(
+                                core: bound.value, peer: peer, destination: { _ in .socket(descriptor) }, input: input, adopting: adopting
+                            )
+                        )
+                    }
+                }
+                .withConnectedSocket(nioDescriptor)
+                .map { _ in }
+                .recover { error in
+                    logger.error("cannot serve a connection: \(error)")
+                    SystemCall.close(descriptor)
+                }
+        }
+        if let adoption = configuration.adoption, let takeOver = Self.sortHandedOver(adoption, configuration: configuration, logger: logger) {
+            // Every handed-over session must be in place before the first tick: a tick
+            // computed for a connection without its writer yet would be counted, not sent.
+            await Self.restore(takeOver, core: bound, logger: logger)
+            let served = takeOver.adopted.map { record, descriptor in serve(descriptor, PeerCredentials.ofPeer(of: descriptor), record) }
+            try? await EventLoopFuture.andAllComplete(served, on: eventLoop).get()
+            try? await eventLoop.submit {}.get()
+        }
         let tickThread = try OSThread.spawn(name: "fanout-0") {
             engine.run(now: now) { raised in
                 logger.info(
@@ -166,36 +215,10 @@ public final class FrameRateServer: Service, Sendable {
             hooks.ready(socketPath)
         }.get()
 
-        let lineLength = configuration.limits.lineLength
-        let partialLineTimeout = configuration.limits.partialLineTimeout
         let threads = NIOThreadPool(numberOfThreads: 1)
         threads.start()
         let accepting = threads.runIfActive(eventLoop: eventLoop) {
-            acceptor.run { descriptor, peer in
-                // The writer keeps `descriptor` (see SocketWriter: it must outlive NIO's
-                // copy); NIO reads from a duplicate and closes that one itself.
-                guard let nioDescriptor = try? SystemCall.duplicate(descriptor) else {
-                    logger.error("cannot serve an accepted connection: no descriptor for a duplicate")
-                    SystemCall.close(descriptor)
-                    return
-                }
-                ClientBootstrap(group: eventLoop)
-                    .channelOption(.allowRemoteHalfClosure, value: true)
-                    .channelInitializer { channel in
-                        channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandlers(
-                                PartialLineTimeoutHandler(timeout: partialLineTimeout),
-                                ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
-                                SessionHandler(core: bound.value, peer: peer, destination: { _ in .socket(descriptor) })
-                            )
-                        }
-                    }
-                    .withConnectedSocket(nioDescriptor)
-                    .whenFailure { error in
-                        logger.error("cannot serve an accepted connection: \(error)")
-                        SystemCall.close(descriptor)
-                    }
-            }
+            acceptor.run { descriptor, peer in _ = serve(descriptor, peer, nil) }
         }
 
         await withGracefulShutdownHandler {
@@ -207,8 +230,17 @@ public final class FrameRateServer: Service, Sendable {
         try? await threads.shutdownGracefully()
         engine.stop()
         tickThread.join()
-        try await eventLoop.flatSubmit { bound.value.shutdown() }.get()
-        if let boundPath { SocketFile.remove(boundPath) }
+        var handedOver = false
+        if let handOver = hooks.handOver {
+            handedOver = await Self.handOver(
+                with: handOver, core: bound, listener: listenerCopy, drainTimeout: configuration.handoverDrainTimeout, logger: logger
+            )
+        } else {
+            try await eventLoop.flatSubmit { bound.value.shutdown() }.get()
+        }
+        if let listenerCopy { SystemCall.close(listenerCopy) }
+        // The next daemon listens on the same socket file.
+        if let boundPath, !handedOver { SocketFile.remove(boundPath) }
         core.withLock { $0 = nil }
         logger.notice("daemon stopped", metadata: ["event": "daemon-stopped"])
     }

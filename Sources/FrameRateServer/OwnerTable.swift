@@ -34,6 +34,20 @@ struct OwnerTable<Value> {
         return OwnerID(rawValue: generation << 32 | UInt64(slot + 1))
     }
 
+    /// Stores `value` under an owner id handed out by a previous daemon, and makes sure
+    /// ``nextOwner()`` never hands out its generation again.
+    mutating func adopt(_ value: Value, for owner: OwnerID) {
+        generation = Swift.max(generation, owner.rawValue >> 32)
+        insert(value, for: owner)
+        free = slots.indices.filter { slots[$0] == nil }.reversed()
+    }
+
+    /// The last generation handed out (the high half of owner ids), for a handover.
+    var lastGeneration: UInt64 {
+        get { generation }
+        set { generation = Swift.max(generation, newValue) }
+    }
+
     private static func slot(of owner: OwnerID) -> Int { Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF) - 1 }
 
     /// The value of `owner`, if present; setting `nil` is ``removeValue(forKey:)``.

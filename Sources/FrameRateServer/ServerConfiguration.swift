@@ -35,6 +35,10 @@ public struct ServerConfiguration: Sendable {
     /// How the fan-out threads hand a vsync's sends to the kernel: one io_uring submission
     /// (the default; `send` calls where the kernel refuses io_uring) or one `send` each.
     public var tickSendPath: BatchSender.Path
+    /// Connections and state the previous daemon handed over (systemd's file descriptor store), if any.
+    public var adoption: Adoption?
+    /// How long a handover waits for each connection's queued bytes to reach the kernel.
+    public var handoverDrainTimeout: Duration = .milliseconds(500)
 
     /// Half the online CPUs (at least 1, at most 8): the other half is left to the clients
     /// the ticks go to and to the control loop.

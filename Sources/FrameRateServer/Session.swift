@@ -25,11 +25,25 @@ final class Session {
     var isWritable = true
     /// Called on the loop when the connection can take replies again (the handler resumes reading).
     var resume: (() -> Void)?
+    /// Stops reading and handling, and returns the bytes read but not handled (`nil`: the
+    /// connection is being closed and cannot be handed over). Set by the session handler.
+    var handOver: (() -> EventLoopFuture<[UInt8]?>)?
+    /// The socket the writer owns (`nil` for a test sink): what a handover stores.
+    var descriptor: Int32? {
+        if case .socket(let descriptor) = destination { return descriptor }
+        return nil
+    }
+    /// Where the writer writes.
+    let destination: SocketWriter.Destination
     /// How many of this connection's rejected requests still get a log line (``RejectionLogLimiter``).
     var rejectionLog = SessionRejectionLog()
 
-    init(owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter, isPrivileged: Bool) {
+    init(
+        owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter, destination: SocketWriter.Destination,
+        isPrivileged: Bool
+    ) {
         self.owner = owner
+        self.destination = destination
         self.isPrivileged = isPrivileged
         self.peer = peer
         self.context = context

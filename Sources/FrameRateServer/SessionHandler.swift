@@ -42,27 +42,80 @@ final class SessionHandler: ChannelDuplexHandler {
     private var inputClosed = false
     /// Set once an oversized line was answered: nothing more is handled.
     private var closing = false
+    /// Set once the connection is being handed to the next daemon: nothing more is handled or read.
+    private var handingOver = false
+    /// The decoder's handover mode and leftovers (`nil`: a plain decoder, as in tests).
+    private let input: HandoverInput?
+    /// The previous daemon's record of this connection, when it was handed over.
+    private let adopting: HandoverSession?
 
-    /// - Parameter destination: where the connection's bytes go (its socket; a channel sink in tests).
-    init(core: CompositorCore, peer: PeerCredentials, destination: @escaping @Sendable (ChannelHandlerContext) -> SocketWriter.Destination) {
+    /// - Parameters:
+    ///   - destination: where the connection's bytes go (its socket; a channel sink in tests).
+    ///   - input: shared with the pipeline's ``HandoverLineDecoder``, so a handover keeps a partial line.
+    ///   - adopting: the previous daemon's record, for a connection it handed over.
+    init(
+        core: CompositorCore, peer: PeerCredentials, destination: @escaping @Sendable (ChannelHandlerContext) -> SocketWriter.Destination,
+        input: HandoverInput? = nil, adopting: HandoverSession? = nil
+    ) {
         self.core = core
         self.peer = peer
         self.destination = destination
+        self.input = input
+        self.adopting = adopting
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        session = core.open(peer: peer, context: context, destination: destination(context))
+        if let adopting {
+            session = core.adopt(adopting, peer: peer, context: context, destination: destination(context))
+        } else {
+            session = core.open(peer: peer, context: context, destination: destination(context))
+        }
         guard let session else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         session.resume = { loopBound.value.0.scheduleContinuation(context: loopBound.value.1) }
+        session.handOver = { loopBound.value.0.handOver(context: loopBound.value.1) }
         context.fireChannelActive()
+        if let pending = adopting?.pendingInput, !pending.isEmpty {
+            // What the previous daemon read and did not handle, as if just read: through
+            // the whole pipeline (partial-line timer, decoder), before any new read.
+            var buffer = context.channel.allocator.buffer(capacity: pending.count)
+            buffer.writeBytes(pending)
+            context.channel.pipeline.fireChannelRead(NIOAny(buffer))
+            context.channel.pipeline.fireChannelReadComplete()
+        }
+    }
+
+    /// Stops reading and handling for a handover.
+    /// - Returns: the lines queued and the decoder's partial line, as bytes; `nil` when the
+    ///   connection is being closed anyway.
+    private func handOver(context: ChannelHandlerContext) -> EventLoopFuture<[UInt8]?> {
+        guard !closing, !inputClosed else { return context.eventLoop.makeSucceededFuture(nil) }
+        handingOver = true
+        var pending: [UInt8] = []
+        for case .line(let line) in queue {
+            pending += line.readableBytesView
+            pending.append(UInt8(ascii: "\n"))
+        }
+        queue.removeAll()
+        let channel = context.channel
+        let stopped = channel.setOption(ChannelOptions.autoRead, value: false)
+        guard let input else { return stopped.map { pending } }
+        input.isHandingOver = true
+        return stopped.flatMap {
+            // Removing the decoder hands its buffered bytes to `input` (handover mode).
+            channel.pipeline.handler(type: ByteToMessageHandler<HandoverLineDecoder>.self).flatMap { channel.pipeline.removeHandler($0) }
+        }.map {
+            pending + input.leftover
+        }.recover { _ in
+            nil
+        }
     }
 
     /// Queues the line. The decoder hands over every line of one read in a row, so lines
     /// are handled once the read is complete (``channelReadComplete(context:)``), within
     /// one budget for the whole read, not one budget per line.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard session != nil, !closing else { return }
+        guard session != nil, !closing, !handingOver else { return }
         queue.append(unwrapInboundIn(data))
     }
 
@@ -73,7 +126,7 @@ final class SessionHandler: ChannelDuplexHandler {
 
     /// Handles queued lines within this turn's budget; schedules the rest or resumes reading.
     private func drain(context: ChannelHandlerContext) {
-        guard let session, !closing else { return }
+        guard let session, !closing, !handingOver else { return }
         if session.writer.isClosed {
             // The peer is gone (a send failed): nothing it asked for can be answered.
             queue.removeAll()
@@ -130,6 +183,7 @@ final class SessionHandler: ChannelDuplexHandler {
 
     /// Reads only when every queued line is handled and replies can be written.
     func read(context: ChannelHandlerContext) {
+        guard !handingOver else { return }
         guard let session, queue.isEmpty, session.isWritable else {
             readWanted = true
             return

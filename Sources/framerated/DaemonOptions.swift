@@ -117,6 +117,13 @@ struct DaemonOptions: ParsableArguments {
         )
     )
     var tickSends: BatchSender.Path = .ioUring
+    @Flag(
+        help: ArgumentHelp(
+            "On SIGTERM, hand every connection and the compositor to systemd's file descriptor store, for the next start to resume.",
+            discussion: "Needs FileDescriptorStoreMax= in the unit (the shipped one sets it). Clients then see no disconnect across `systemctl restart`: they keep their link ids and sequence numbers, and the gap shows as one tick with skipped > 0. Without a service manager the flag is ignored, with a warning."
+        )
+    )
+    var keepConnectionsAcrossRestarts = false
 
     func validate() throws {
         if let fanoutThreads, !(1...64).contains(fanoutThreads) {

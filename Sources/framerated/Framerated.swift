@@ -25,8 +25,10 @@ struct Framerated: AsyncParsableCommand {
             Then, elsewhere: framectl register --min 80 --max 120 --high-frame-rate
                              framectl status
 
-            Signals: SIGTERM/SIGINT stop gracefully (links get Closed UNAVAILABLE); SIGHUP re-reads \
-            the admin group from the group database (after a groupadd) and logs the reload.
+            Signals: SIGTERM/SIGINT stop gracefully (links get Closed UNAVAILABLE; with \
+            --keep-connections-across-restarts under systemd, every connection and link is handed to the \
+            next start instead); SIGHUP re-reads the admin group from the group database (after a \
+            groupadd) and logs the reload.
             """
     )
 
@@ -48,10 +50,13 @@ struct Framerated: AsyncParsableCommand {
         var logger = Logger(label: "framerated")
         logger.logLevel = level
 
-        // systemd socket activation: adopt the passed socket instead of binding.
+        // systemd socket activation: adopt the passed socket instead of binding; and what
+        // the previous process left in the file descriptor store, if it handed over.
         let listener: ServerConfiguration.Listener
+        let passed: Handover.Passed
         do {
-            if let socket = try ListenedSockets.adopt(named: "framerated") {
+            passed = try Handover.sort(try ListenedSockets.takeAll(), socketName: "framerated", logger: logger)
+            if let socket = passed.listener {
                 listener = .inherited(descriptor: socket.descriptor, path: options.socket ?? SocketPath.system)
             } else {
                 listener = .path(try options.listenPath())
@@ -61,10 +66,20 @@ struct Framerated: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let notifier = SystemdNotifier()
-        let server = FrameRateServer(
-            configuration: try options.configuration(listener: listener), logger: logger,
-            hooks: SystemdHooks.make(notifier: notifier)
-        )
+        var hooks = SystemdHooks.make(notifier: notifier)
+        if options.keepConnectionsAcrossRestarts {
+            if FileDescriptorStore().isAvailable {
+                hooks.handOver = Handover.storeHook(listenerFromSocketUnit: passed.listenerFromSocketUnit)
+            } else {
+                logger.warning(
+                    "--keep-connections-across-restarts needs systemd's file descriptor store ($NOTIFY_SOCKET is not set): connections close on stop",
+                    metadata: ["event": "handover-unavailable"]
+                )
+            }
+        }
+        var configuration = try options.configuration(listener: listener)
+        configuration.adoption = passed.adoption
+        let server = FrameRateServer(configuration: configuration, logger: logger, hooks: hooks)
         let reloader = ReloadOnHangup(server: server, notifier: notifier)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

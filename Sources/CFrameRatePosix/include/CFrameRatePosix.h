@@ -88,5 +88,10 @@ int cframerated_send_ring_set_file(cframerated_send_ring *ring, unsigned slot, i
 int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
                                    const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
                                    int32_t *results, uint32_t count);
+/* A close-on-exec, sealable memory file (memfd_create(2)); -1 and errno on failure. */
+int cframerated_memfd_create(const char *name);
+
+/* Seals a memory file against any further change (F_ADD_SEALS); -1 and errno on failure. */
+int cframerated_memfd_seal(int fd);
 
 #endif

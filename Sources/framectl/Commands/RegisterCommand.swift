@@ -21,8 +21,11 @@ struct RegisterCommand: AsyncParsableCommand {
             --no-high-frame-rate registers without it, to see the 60 Hz gate. Whenever the link \
             gets less than it asked for, one line on stderr says why (e.g. "limited to 60 Hz by \
             Low Power Mode"), and again whenever that changes while it runs; stdout stays the \
-            tick stream. If the daemon restarts, framectl reconnects (backing off \
-            from 10 ms to 1 s) and registers the link again; the ticks go on under the same \
+            tick stream. A `systemctl restart framerated` keeps the connection: the ticks go \
+            on, the restart showing as one tick with skipped > 0. If the daemon is lost \
+            (stopped, crashed), framectl says so on stderr ("daemon gone; reconnecting…"), \
+            reconnects (backing off from 10 ms to 1 s), registers the link again and says so \
+            ("reconnected after 1.2 s; link 3 re-registered"); the ticks go on under the same \
             link id, the outage showing as one tick with skipped > 0.
 
             Examples:
@@ -83,7 +86,7 @@ struct RegisterCommand: AsyncParsableCommand {
     func run() async throws {
         let range = try ArgumentRules.range(minimum: minimum, maximum: maximum, preferred: preferred)
         // A daemon restart should not end a long-running register: reconnect and register again.
-        let connection = try await global.connect(reconnect: .default)
+        let connection = try await global.connectReconnecting(mentionWatches: false)
         let link = try await connection.register(
             range: range, display: try ArgumentRules.display(display), paused: paused, label: label, highFrameRate: highFrameRate
         )

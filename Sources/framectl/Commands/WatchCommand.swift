@@ -14,7 +14,10 @@ struct WatchCommand: AsyncParsableCommand {
             decision: the rule (the step of the arbitration ladder that chose the rate), the \
             links that hold the display there, the cap in force, how many links are limited, \
             and the reason. With --json, each event's params are printed as is: a rate change \
-            carries `decision` and `at`. Ctrl-C ends the watch and exits 0.
+            carries `decision` and `at`. Ctrl-C ends the watch and exits 0. If the daemon is \
+            lost, one line on stderr says so, framectl reconnects and watches again (another \
+            line says when), and the watch resumes with a `resynchronized` event carrying the \
+            state.
 
             Examples:
               framectl watch
@@ -28,7 +31,8 @@ struct WatchCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let connection = try await global.connect()
+        // A daemon restart should not end a watch: reconnect and watch again.
+        let connection = try await global.connectReconnecting()
         let watch = try await connection.watch()
         if json {
             Console.out(watch.rawResult.jsonString)

@@ -23,4 +23,12 @@ struct ConnectionOptions: ParsableArguments {
     func connect(reconnect: ReconnectPolicy? = nil) async throws(FrameRateClientError) -> FrameRateConnection {
         try await FrameRateConnection.connect(socketPath: socket, reconnect: reconnect)
     }
+
+    /// Connects with the default reconnect policy, saying on stderr (one line each) when
+    /// the daemon is lost and when the connection is back (``ConnectionText``).
+    func connectReconnecting(mentionWatches: Bool = true) async throws(FrameRateClientError) -> FrameRateConnection {
+        try await FrameRateConnection.connect(socketPath: socket, reconnect: .default) { change in
+            Console.error(ConnectionText.line(for: change, mentionWatches: mentionWatches))
+        }
+    }
 }

@@ -7,7 +7,13 @@
 #   MESSAGE_ID and FRAMERATED_* fields, SetCaps for framerated-admin through the sandbox,
 #   ExecReload, the watchdog restarting a SIGSTOPped daemon, and a clean `systemctl stop`.
 #
-# usage: systemd-e2e.sh BIN_DIR     (BIN_DIR holds the built framerated and framectl)
+# With MODE `restart` it runs, after the same boot, the restart test instead: 100 links from
+# four client processes and a `framectl register` across `systemctl restart framerated`,
+# which must keep every connection, link id and sequence, and show the gap as one tick
+# with skipped > 0; it prints the measured tick gap.
+#
+# usage: systemd-e2e.sh BIN_DIR [MODE]   (BIN_DIR holds the built framerated and framectl;
+#                                         MODE: all (default) or restart)
 # exit:  0 passed, 77 cannot run here (the reason on a "SKIP: " line), else failed.
 #
 # Nothing is written to the host's /etc, /usr, /var, /run, /tmp (beyond one scratch
@@ -64,7 +70,9 @@ fi
 
 # ---------------------------------------------------------------------------------------
 # Outside: prepare, boot, test, tear down.
-bin_dir=${1:?usage: systemd-e2e.sh BIN_DIR}
+bin_dir=${1:?usage: systemd-e2e.sh BIN_DIR [all|restart]}
+mode=${2:-all}
+[[ $mode == all || $mode == restart ]] || { echo "usage: systemd-e2e.sh BIN_DIR [all|restart]" >&2; exit 2; }
 script=$(readlink -f "${BASH_SOURCE[0]}")
 repository=$(cd "$(dirname "$script")/../../.." && pwd)
 started=$SECONDS
@@ -223,6 +231,86 @@ ns systemd-sysusers framerated.conf
 ns getent passwd framerated >/dev/null || fail "systemd-sysusers did not create the user framerated"
 ns getent group framerated-admin >/dev/null || fail "systemd-sysusers did not create the group framerated-admin"
 step "systemd-sysusers created framerated and framerated-admin"
+
+# --- restart: every connection and link survives `systemctl restart` -----------------
+restart_test() {
+    local client=$repository/Tests/IntegrationTests/Scripts/handover_client.py socket=/run/framerated/framerated.sock
+    command -v python3 >/dev/null || skip "no python3 (the restart test's clients)"
+    ns systemctl start framerated.socket
+    ns timeout 10 framectl health >/dev/null || fail "framectl health did not activate the service"
+    local before restarts n
+    before=$(show MainPID)
+    restarts=$(show NRestarts)
+    local clients=()
+    for n in 1 2 3 4; do
+        ns python3 "$client" --socket "$socket" --links 25 --seconds 10 >"$scratch/client$n.out" 2>&1 &
+        clients+=($!)
+    done
+    ns framectl register --min 60 --max 60 --count 500 >"$scratch/framectl.out" 2>"$scratch/framectl.err" &
+    local framectl=$!
+    wait_for 20 "100 links registered by 4 client processes" '(($(cat "$scratch"/client*.out | grep -c "^{\"registered\"") == 4))'
+    wait_for 20 "ticks flowing to framectl" '(($(grep -c "^tick " "$scratch/framectl.out") >= 30))'
+    step "100 links on 4 connections (client processes) and framectl register's link tick; restarting"
+    ns timeout 30 systemctl restart framerated.service
+    local after
+    after=$(show MainPID)
+    [[ $after != 0 && $after != "$before" ]] || fail "systemctl restart did not replace the daemon (MainPID $before -> $after)"
+    for n in "${!clients[@]}"; do wait "${clients[$n]}" || fail "client $((n + 1)) failed: $(cat "$scratch/client$((n + 1)).out")"; done
+    wait "$framectl" || fail "framectl register failed: $(cat "$scratch/framectl.err")"
+    # The clients have left: the new daemon releases the links it took over, and lives on.
+    wait_for 10 "the taken-over links released" '[[ $(show StatusText) == *"(0 links); 0 clients"* ]]'
+    [[ $(show MainPID) == "$after" && $(show ActiveState) == active ]] ||
+        fail "the new daemon did not survive its clients leaving (MainPID $after -> $(show MainPID))"
+    local journal
+    journal=$(ns journalctl --no-pager -u framerated.service -o cat | grep -v ' released \| registered on display ')
+    grep -q 'handed .* connections and .* links over to the next daemon' <<<"$journal" ||
+        fail "the old daemon did not log its handover; the journal says: $journal"
+    local adopted
+    adopted=$(grep 'took over .* connections' <<<"$journal" | tail -n 1)
+    [[ -n $adopted ]] || fail "the new daemon did not log taking over"
+    python3 - "$scratch" <<'PY' || fail "the restart lost something (see above)"
+import json, statistics, sys
+scratch = sys.argv[1]
+gaps, received, failures, links = [], [], [], 0
+for n in range(1, 5):
+    lines = [json.loads(l) for l in open(f"{scratch}/client{n}.out") if l.startswith("{")]
+    registered = next(l["registered"] for l in lines if "registered" in l)
+    summary = next(l["summary"] for l in lines if "summary" in l)
+    if summary["eof"]:
+        failures.append(f"client {n}: the daemon closed its connection")
+    for link in registered:
+        state = summary["links"][str(link)]
+        links += 1
+        if state["broken"]:
+            failures.append(f"link {link}: sequence broken {state['broken'][:3]}")
+        if not state["skips"]:
+            failures.append(f"link {link}: no tick with skipped > 0 across the restart")
+            continue
+        handover = max(state["skips"], key=lambda s: s["gap_ms"])
+        gaps.append(handover["gap_ms"])
+        received.append(handover["received_gap_ms"])
+        if state["last"] <= handover["sequence"]:
+            failures.append(f"link {link}: no tick after the restart")
+for failure in failures[:10]:
+    print("FAIL:", failure)
+if failures:
+    sys.exit(1)
+print(f"        {links} links kept their ids on their connections; sequences continuous (each tick = previous + skipped + 1)")
+print(f"        tick gap across the restart (vsync timestamps): max {max(gaps):.1f} ms, median {statistics.median(gaps):.1f} ms (target <= 100 ms)")
+print(f"        as received by the clients: max {max(received):.1f} ms, median {statistics.median(received):.1f} ms")
+PY
+    local ticks
+    ticks=$(grep -c '^tick ' "$scratch/framectl.out" || true)
+    ((ticks == 500)) || fail "framectl register printed $ticks ticks, not 500"
+    if grep -q . "$scratch/framectl.err"; then fail "framectl register wrote to stderr across the restart: $(cat "$scratch/framectl.err")"; fi
+    step "systemctl restart: MainPID $before -> $after, no connection dropped; framectl register printed its 500 ticks and nothing on stderr"
+    step "journal: $adopted"
+}
+
+if [[ $mode == restart ]]; then
+    restart_test
+    exit 0
+fi
 
 verified=$(ns systemd-analyze verify framerated.socket framerated.service 2>&1) || fail "systemd-analyze verify: $verified"
 [[ -z $verified ]] || fail "systemd-analyze verify warns: $verified"

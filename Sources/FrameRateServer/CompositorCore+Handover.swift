@@ -1,0 +1,129 @@
+import FrameRateModel
+import FrameRatePosix
+import FrameRateProtocol
+import Logging
+import NIOCore
+
+/// What a handover gives the process around the server: the snapshot and each connection's
+/// socket (owned by its writer until ``CompositorCore/finishHandover()``).
+struct HandoverPackage {
+    var snapshot: HandoverSnapshot
+    var descriptors: [Int32]
+}
+
+extension CompositorCore {
+    // MARK: The old daemon
+
+    /// Stops every connection's reading and handling, waits up to `drainTimeout` for each
+    /// writer to hand its queued bytes to the kernel, and takes the snapshot. Call after
+    /// the tick plane has stopped (no tick is written meanwhile).
+    ///
+    /// A connection being closed, or one whose queue did not drain in time (its client is
+    /// not reading), is not handed over: it is closed and its client reconnects.
+    func prepareHandover(drainTimeout: Duration) -> EventLoopFuture<HandoverPackage> {
+        eventLoop.preconditionInEventLoop()
+        lifecycle = .handingOver
+        let candidates = sessions.values
+        let stopped = candidates.map { session in
+            (session.handOver?() ?? eventLoop.makeSucceededFuture(nil)).recover { _ in nil }
+        }
+        let deadline = now().advanced(by: drainTimeout)
+        let loop = NIOLoopBound(self, eventLoop: eventLoop)
+        return EventLoopFuture.whenAllSucceed(stopped, on: eventLoop).flatMap { pending in
+            let ready = zip(candidates, pending).compactMap { session, input in input.map { (session, $0) } }
+            return loop.value.drain(ready.map(\.0), until: deadline).map { drained in
+                loop.value.package(ready.filter { drained.contains(ObjectIdentifier($0.0)) })
+            }
+        }
+    }
+
+    /// Flushes every writer (the tick plane, which would on `EPOLLOUT`, has stopped) until all
+    /// are empty or `deadline` passes, polling every 2 ms. Returns the drained sessions.
+    private func drain(_ sessions: [Session], until deadline: MonotonicClock.Instant) -> EventLoopFuture<Set<ObjectIdentifier>> {
+        let pending = sessions.filter { !$0.writer.flush() && !$0.writer.isClosed }
+        let failed = Set(sessions.filter { $0.writer.isClosed || $0.descriptor == nil }.map { ObjectIdentifier($0) })
+        let done = Set(sessions.map { ObjectIdentifier($0) }).subtracting(pending.map { ObjectIdentifier($0) }).subtracting(failed)
+        if pending.isEmpty || now() >= deadline {
+            for session in pending {
+                logger.warning(
+                    "handover: a client has not read its last \(session.writer.queuedBytes) bytes; closing it instead of handing it over",
+                    metadata: peerMetadata(session.peer).merging(["event": "handover-dropped"]) { $1 }
+                )
+            }
+            return eventLoop.makeSucceededFuture(done)
+        }
+        let loop = NIOLoopBound(self, eventLoop: eventLoop)
+        return eventLoop.flatScheduleTask(in: .milliseconds(2)) {
+            loop.value.drain(pending, until: deadline).map { done.union($0) }
+        }.futureResult
+    }
+
+    private func package(_ ready: [(Session, [UInt8])]) -> HandoverPackage {
+        var records: [HandoverSession] = []
+        var descriptors: [Int32] = []
+        for (session, input) in ready {
+            guard let descriptor = session.descriptor, let inode = SystemCall.inode(of: descriptor) else { continue }
+            records.append(HandoverSession(owner: session.owner, inode: inode, watches: session.watches.sorted(), pendingInput: input))
+            descriptors.append(descriptor)
+        }
+        let (checkpoint, start) = shared.read { ($0.compositor.checkpoint, $0.compositor.start) }
+        let snapshot = HandoverSnapshot(
+            start: start.nanoseconds, takenAt: now().nanoseconds, compositor: checkpoint, sessions: records,
+            lastWatch: lastWatch, ownerGeneration: sessions.lastGeneration
+        )
+        return HandoverPackage(snapshot: snapshot, descriptors: descriptors)
+    }
+
+    /// Closes this process's copy of every connection (the service manager holds the
+    /// stored ones): links and watches are not released, nothing is sent.
+    func finishHandover() -> EventLoopFuture<Void> {
+        eventLoop.preconditionInEventLoop()
+        var closed: [EventLoopFuture<Void>] = []
+        for session in sessions.values {
+            session.writer.close()
+            let promise = eventLoop.makePromise(of: Void.self)
+            session.context.close(promise: promise)
+            closed.append(promise.futureResult.recover { _ in })
+        }
+        return EventLoopFuture.andAllComplete(closed, on: eventLoop)
+    }
+
+    /// The handover could not be stored: stop as usual (links get `Closed`, connections close).
+    func abandonHandover() -> EventLoopFuture<Void> {
+        lifecycle = .stopping
+        return shutdown()
+    }
+
+    // MARK: The new daemon
+
+    /// Installs the previous daemon's compositor and counters. Owners in `checkpoint` that
+    /// come back without a connection lose their links (their client went away meanwhile).
+    func restore(_ snapshot: HandoverSnapshot, compositor: Compositor<MonotonicClock>, adopted: Set<OwnerID>) -> [LinkID] {
+        eventLoop.preconditionInEventLoop()
+        lastWatch = snapshot.lastWatch
+        sessions.lastGeneration = snapshot.ownerGeneration
+        let at = now()
+        return shared.change { state -> [LinkID] in
+            state.compositor = compositor
+            var released: [LinkID] = []
+            for owner in snapshot.compositor.owners where !adopted.contains(owner) {
+                released += state.compositor.removeLinks(of: owner, at: at)
+            }
+            return released
+        }
+    }
+
+    /// A connection the previous daemon handed over: it keeps its owner id (so its links),
+    /// its watches; `peer` is read again from the socket.
+    func adopt(_ record: HandoverSession, peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination) -> Session {
+        let session = makeSession(owner: record.owner, peer: peer, context: context, destination: destination, adopted: true)
+        usage.add(peer.uid, links: shared.read { $0.compositor.linkCount(of: record.owner) })
+        for watch in record.watches where watchers[watch] == nil {
+            session.watches.insert(watch)
+            watchers[watch] = session
+        }
+        usage.add(peer.uid, watches: session.watches.count)
+        publishStatus()
+        return session
+    }
+}
