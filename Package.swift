@@ -13,6 +13,20 @@
 //                      FrameRateClient's low-level session layer
 import PackageDescription
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The git commit for `--version` and the daemon's Health/Check (see
+/// Sources/FrameRateVersion/FrameRateVersion.swift): the Makefile exports
+/// FRAMERATED_GIT_COMMIT; only letters, digits, `.`, `+` and `-` are kept, so that it is
+/// a safe C string literal. Unset (a tarball or a bare `swift build`): no commit.
+let buildCommit: String = {
+    guard let raw = getenv("FRAMERATED_GIT_COMMIT") else { return "" }
+    let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-")
+    return String(String(cString: raw).filter { allowed.contains($0) }.prefix(64))
+}()
+
 /// One settings list for every target, so the whole package is built the same way.
 let strictSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
@@ -64,6 +78,15 @@ let package = Package(
             name: "CFrameRatePosix"
         ),
         .target(
+            name: "CFrameRateBuildInfo",
+            cSettings: buildCommit.isEmpty ? [] : [.define("FRAMERATED_GIT_COMMIT", to: "\"\(buildCommit)\"")]
+        ),
+        .target(
+            name: "FrameRateVersion",
+            dependencies: ["CFrameRateBuildInfo"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "FrameRatePosix",
             dependencies: [
                 "CFrameRatePosix",
@@ -113,6 +136,7 @@ let package = Package(
         .executableTarget(
             name: "framerated",
             dependencies: [
+                "FrameRateVersion",
                 "FrameRateModel",
                 "FrameRateProtocol",
                 "FrameRateServer",
@@ -127,6 +151,7 @@ let package = Package(
         .executableTarget(
             name: "framectl",
             dependencies: [
+                "FrameRateVersion",
                 "FrameRateModel",
                 "FrameRateProtocol",
                 "FrameRateClient",
@@ -137,6 +162,7 @@ let package = Package(
         .executableTarget(
             name: "framebench",
             dependencies: [
+                "FrameRateVersion",
                 "FrameRatePosix",
                 "FrameRateModel",
                 "FrameRateProtocol",

@@ -2,6 +2,7 @@ import ArgumentParser
 import FrameRateModel
 import FrameRateProtocol
 import FrameRateServer
+import FrameRateVersion
 import Logging
 
 /// `framerated`'s command line, turned into a ``ServerConfiguration``.
@@ -173,7 +174,8 @@ struct DaemonOptions: ParsableArguments {
                 reservedConnections: effectiveReservedConnections, partialLineTimeout: .seconds(partialLineTimeout)
             ),
             adminGroup: adminGroup,
-            fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads
+            fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads,
+            version: DaemonVersion(semantic: FrameRateVersion.semantic, commit: FrameRateVersion.commit)
         )
     }
 

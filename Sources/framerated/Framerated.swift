@@ -2,6 +2,7 @@ import ArgumentParser
 import FrameRateProtocol
 import FrameRateServer
 import FrameRateSystemd
+import FrameRateVersion
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -27,7 +28,8 @@ struct Framerated: AsyncParsableCommand {
 
             Signals: SIGTERM/SIGINT stop gracefully (links get Closed UNAVAILABLE); SIGHUP re-reads \
             the admin group from the group database (after a groupadd) and logs the reload.
-            """
+            """,
+        version: "framerated \(FrameRateVersion.description)"
     )
 
     @OptionGroup var options: DaemonOptions
