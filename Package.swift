@@ -8,6 +8,7 @@
 //   FrameRateProtocol  JSON, JSON-RPC 2.0 envelope, gRPC status, NDJSON framing, v1 messages
 //   FrameRateServer    SwiftNIO Unix-socket server, sessions, tick fan-out, run as a Service
 //   FrameRateClient    async Swift client (framectl and the integration tests use it)
+//   FrameRateVersion   the version and the build's git commit (through CFrameRateBuildInfo)
 //   framerated/framectl  thin executables
 //   framebench         the load generator and control-plane benchmarks (docs/performance.md), on
 //                      FrameRateClient's low-level session layer
