@@ -5,6 +5,9 @@
 # directory; then lintian, whose errors fail the build (accepted warnings, with the
 # reasons: docs/operations.md, "The Debian package").
 #
+# The maintainer address is under .invalid (RFC 2606): the project has no mailing list,
+# and lintian rejects localhost.
+#
 # usage: build-deb.sh ROOT VERSION COMMIT OUTPUT.deb
 set -euo pipefail
 root=$1 version=$2 commit=${3:-unknown} output=$4
@@ -18,6 +21,7 @@ for binary in "$root"/usr/bin/*; do
 done
 for library in "$root"/usr/lib/*/libframerate.so.*.*; do
     strip --strip-unneeded --remove-section=.comment --remove-section=.note "$library"
+    chmod 0644 "$library"   # Debian policy 8.1: shared libraries are not executable
 done
 if readelf -d "$root"/usr/bin/* | grep -E 'RPATH|RUNPATH'; then
     echo "build-deb.sh: a binary still has an RPATH/RUNPATH (see above)" >&2
@@ -40,7 +44,7 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/debian"
 printf 'Source: framerated\n\nPackage: framerated\nArchitecture: amd64\n' >"$scratch/debian/control"
 objects=("$root"/usr/bin/* "$root"/usr/lib/*/libframerate.so.*.*)
-shlibs=$(cd "$scratch" && dpkg-shlibdeps -O -e"${objects[@]/#/}" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$scratch" && dpkg-shlibdeps -O "${objects[@]}" | sed -n 's/^shlibs:Depends=//p')
 [[ -n $shlibs ]] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 depends="$shlibs, systemd (>= 252) | systemd-sysusers, init-system-helpers (>= 1.52)"
 
@@ -48,6 +52,12 @@ mkdir -p "$root/DEBIAN"
 sed -e "s/@VERSION@/$version/" -e "s/@INSTALLED_SIZE@/$(du -sk --exclude=DEBIAN "$root" | cut -f1)/" \
     -e "s/@DEPENDS@/$depends/" "$here/control.in" >"$root/DEBIAN/control"
 install -m 0755 "$here/postinst" "$here/prerm" "$here/postrm" "$root/DEBIAN/"
+# The C library is a public shared library: ldconfig must run after install and removal,
+# and packages linking it get their dependency from shlibs (as dh_makeshlibs writes them).
+printf 'activate-noawait ldconfig\n' >"$root/DEBIAN/triggers"
+soname=$(readelf -d "$root"/usr/lib/*/libframerate.so.*.* | sed -n 's/.*Library soname: \[libframerate\.so\.\([0-9]*\)\].*/\1/p')
+printf 'libframerate %s framerated (>= %s)\n' "$soname" "$version" >"$root/DEBIAN/shlibs"
+chmod 0644 "$root/DEBIAN/triggers" "$root/DEBIAN/shlibs"
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control"
 

@@ -62,6 +62,9 @@ if [[ ${1:-} == --inside ]]; then
         mount -t overlay overlay -o "lowerdir=/var/lib/dpkg,upperdir=$scratch/overlay/dpkg/upper,workdir=$scratch/overlay/dpkg/work" \
             "$scratch/overlay/dpkg/merged"
         mount -t overlay overlay -o "lowerdir=/usr,upperdir=$scratch/overlay/usr/upper,workdir=$scratch/overlay/usr/work" /usr
+        # A container image's policy-rc.d (Docker's exits 101) forbids maintainer scripts
+        # to start services; the namespace is a machine of its own (removed from the overlay only).
+        rm -f /usr/sbin/policy-rc.d
     else
         mount --bind "$scratch/bin" /usr/local/bin
     fi
