@@ -31,8 +31,9 @@ FRAMERATED_GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(she
   [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && echo -dirty)
 export FRAMERATED_GIT_COMMIT
 # Every release build links the Swift runtime statically, so one build serves
-# test-realtime, install and deb, and the binaries run without the toolchain.
-RELEASE := -c release --static-swift-stdlib
+# test-realtime, install and deb, and the binaries run without the toolchain (no RUNPATH:
+# nothing is looked up beside them).
+RELEASE := -c release --static-swift-stdlib --disable-local-rpath
 DEB := .build/deb/framerated_$(VERSION)_amd64.deb
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
