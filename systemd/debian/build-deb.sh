@@ -10,7 +10,7 @@
 #
 # usage: build-deb.sh ROOT VERSION COMMIT OUTPUT.deb
 set -euo pipefail
-root=$1 version=$2 commit=${3:-unknown} output=$4
+root=$(readlink -f "$1") version=$2 commit=${3:-unknown} output=$4
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [[ -d $root/usr/bin && -n $version ]] || { echo "usage: build-deb.sh ROOT VERSION COMMIT OUTPUT.deb" >&2; exit 2; }
 
