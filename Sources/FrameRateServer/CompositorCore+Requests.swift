@@ -233,7 +233,7 @@ extension CompositorCore {
             )
         }
         var result: JSONObject = ["status": .string(lifecycle == .running ? "SERVING" : "NOT_SERVING")]
-        for member in configuration.version.members { result[member.key] = member.value }
+        for member in configuration.version?.members ?? [:] { result[member.key] = member.value }
         return .object(result)
     }
 

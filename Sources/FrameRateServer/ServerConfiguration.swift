@@ -31,8 +31,9 @@ public struct ServerConfiguration: Sendable {
     public var socketMode: UInt32
     /// Threads writing ticks (the tick plane's leader plus helpers). Default: ``defaultFanOutThreads``.
     public var fanOutThreads: Int
-    /// The version Health/Check, ListServices and rpc.discover report (framerated passes its build's).
-    public var version: DaemonVersion
+    /// The version Health/Check, ListServices and rpc.discover report (framerated passes its
+    /// build's); `nil` (a server built directly, e.g. by the tests) reports none.
+    public var version: DaemonVersion?
 
     /// Half the online CPUs (at least 1, at most 8): the other half is left to the clients
     /// the ticks go to and to the control loop.
@@ -42,7 +43,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// Builds a configuration; defaults: one `promotion-phone` display, 1 s idle timeout,
-    /// 250 ms dwell, default limits, admin group `framerated-admin`, socket mode 0666, version unknown.
+    /// 250 ms dwell, default limits, admin group `framerated-admin`, socket mode 0666, no version.
     public init(
         listener: Listener,
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
@@ -51,7 +52,7 @@ public struct ServerConfiguration: Sendable {
         adminGroup: String = "framerated-admin",
         socketMode: UInt32 = 0o666,
         fanOutThreads: Int = ServerConfiguration.defaultFanOutThreads,
-        version: DaemonVersion = .unknown
+        version: DaemonVersion? = nil
     ) {
         self.version = version
         self.fanOutThreads = max(1, fanOutThreads)

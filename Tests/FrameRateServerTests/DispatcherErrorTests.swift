@@ -227,6 +227,6 @@ struct InvalidParamsCase: Sendable, CustomTestStringConvertible {
         first.close()
         let third = try server.connect(Peers.user)
         #expect(third.channel.isActive)
-        #expect(try third.result(.healthCheck)["status"] == "SERVING")
+        #expect(try third.result(.healthCheck) == ["status": "SERVING"])
     }
 }

@@ -8,7 +8,8 @@
 ///   Streaming methods carry `x-streams`, the notification that follows their reply.
 /// - `x-notifications`: the notifications the daemon sends (Tick, Closed, Event), with their
 ///   params; OpenRPC has no place for server-to-client messages, and a client cannot call them.
-/// - `info.version` is the daemon's semantic version; `info.x-commit` its git commit, when known.
+/// - `info.version` is the daemon's semantic version (`unknown` for a server given none);
+///   `info.x-commit` its git commit, when known.
 ///
 /// `rpc.discover` itself is not listed, as the OpenRPC specification prescribes.
 public enum OpenRPCDocument {
@@ -18,16 +19,16 @@ public enum OpenRPCDocument {
     public static let discoverMethod = "rpc.discover"
 
     /// The document for a daemon of `version`.
-    public static func jsonValue(version: DaemonVersion) -> JSONValue {
+    public static func jsonValue(version: DaemonVersion?) -> JSONValue {
         var info: JSONObject = [
             "title": "framerated",
             "description": """
                 Frame-rate hint broker: display links with frame-rate ranges, one refresh rate per display, \
                 ticks on its vsyncs. Newline-delimited JSON-RPC 2.0 over a Unix socket.
                 """,
-            "version": .string(version.semantic),
+            "version": .string(version?.semantic ?? "unknown"),
         ]
-        if let commit = version.commit { info["x-commit"] = .string(commit) }
+        if let commit = version?.commit { info["x-commit"] = .string(commit) }
         return [
             "openrpc": .string(specificationVersion),
             "info": .object(info),

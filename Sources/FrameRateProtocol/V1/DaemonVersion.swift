@@ -13,9 +13,6 @@ public struct DaemonVersion: Hashable, Sendable {
         self.commit = commit
     }
 
-    /// A daemon built without one (tests that construct a server directly).
-    public static let unknown = DaemonVersion(semantic: "0.0.0")
-
     /// `version` and, when known, `commit`, to merge into a result object.
     public var members: JSONObject {
         var object: JSONObject = ["version": .string(semantic)]

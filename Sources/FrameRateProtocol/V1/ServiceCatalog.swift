@@ -96,7 +96,7 @@ public enum ServiceCatalog {
     ]
 
     private static let version: [Field] = [
-        field("version", "string (the daemon's semantic version)", required: true),
+        field("version", "string (the daemon's semantic version; framerated always sends it)"),
         field("commit", "string (the git commit it was built from, when known)"),
     ]
 
@@ -192,10 +192,11 @@ public enum ServiceCatalog {
         return seen
     }
 
-    /// The `ListServices` result: ``jsonValue`` and the daemon's `version` and `commit`.
-    public static func listServicesResult(version: DaemonVersion) -> JSONValue {
+    /// The `ListServices` result: ``jsonValue`` and the daemon's `version` and `commit`
+    /// (none when `version` is `nil`).
+    public static func listServicesResult(version: DaemonVersion?) -> JSONValue {
         guard case .object(var object) = jsonValue else { return jsonValue }
-        for member in version.members { object[member.key] = member.value }
+        for member in version?.members ?? [:] { object[member.key] = member.value }
         return .object(object)
     }
 
