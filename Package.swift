@@ -16,6 +16,8 @@ import PackageDescription
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The git commit for `--version` and the daemon's Health/Check (see
