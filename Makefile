@@ -19,9 +19,9 @@ MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
-# Debian packages the build and the tests need (dpkg-dev, lintian, fakeroot: make deb;
+# Debian packages the build and the tests need (dpkg-dev, lintian: make deb;
 # python3-venv: the OpenRPC test's venv; man-db: the install test's `man framectl`).
-DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd dpkg-dev lintian fakeroot python3-venv man-db
+DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd dpkg-dev lintian python3-venv man-db
 
 # The version: Sources/FrameRateVersion/FrameRateVersion.swift is the one place it is
 # kept. The git commit goes to every swift build (Package.swift turns it into a C define);
