@@ -4,6 +4,7 @@
 #   make install / make uninstall   PREFIX=/usr/local, DESTDIR= for staging
 #   make bench  release build, then the performance table of docs/performance.md
 #   make fuzz   the libFuzzer targets of Tests/Fuzz, FUZZ_SECONDS (default 60) each
+#   make deb    .build/deb/framerated_<version>_amd64.deb (systemd/debian/), checked by lintian
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -14,10 +15,31 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 CONFIGURATION ?= debug
 SWIFT ?= swift
-# Debian packages the build and the tests need.
-DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# Debian packages the build and the tests need (liburing-dev: the tick plane's io_uring sends;
+# dpkg-dev, lintian: make deb;
+# python3-venv: the OpenRPC test's venv; man-db: the install test's `man framectl`).
+DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev dpkg-dev lintian python3-venv man-db
 
-.PHONY: deps build run test test-swift test-clients python-package test-realtime test-trace sanitize fuzz fuzz-smoke install uninstall clean
+# The version: Sources/FrameRateVersion/FrameRateVersion.swift is the one place it is
+# kept. The git commit goes to every swift build (Package.swift turns it into a C define);
+# from a tarball there is none, and --version prints the version alone.
+VERSION := $(shell sed -n 's/.*static let semantic = "\(.*\)".*/\1/p' Sources/FrameRateVersion/FrameRateVersion.swift)
+FRAMERATED_GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell \
+  [ -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && echo -dirty)
+export FRAMERATED_GIT_COMMIT
+# Every release build links the Swift runtime statically, so one build serves
+# test-realtime, install and deb, and the binaries run without the toolchain (no RUNPATH:
+# nothing is looked up beside them).
+RELEASE := -c release --static-swift-stdlib --disable-local-rpath
+DEB := .build/deb/framerated_$(VERSION)_amd64.deb
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+
+.PHONY: deps build run test test-swift test-clients python-package test-realtime test-trace test-openrpc test-deb sanitize \
+  fuzz fuzz-smoke install uninstall man completions deb clean
 
 ## deps: apt-get install whatever is missing (needs root; skipped when all are present).
 deps:
@@ -42,7 +64,7 @@ run: deps
 	exec "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/framerated" $(ARGS)
 
 ## test: every test suite, the sanitizers, and each fuzz target for a short, bounded time.
-test: build test-swift test-clients test-realtime test-trace sanitize fuzz-smoke
+test: build test-swift test-openrpc test-clients test-realtime test-trace test-deb sanitize fuzz-smoke
 
 # Unit tests run in parallel; the integration tests measure tick rates on a 2-core
 # machine, so they run one at a time, and the systemd end-to-end and restart tests run
@@ -95,8 +117,8 @@ python-package:
 ## unprivileged user must not cost a root 120 Hz link its ticks) and its wake-ups (test_wakeups.py).
 ## Release, because the bounds are the product's real-time promise; pytest is installed if missing.
 test-realtime: deps
-	$(SWIFT) build -c release --product framerated
-	@set -e; bin="$$($(SWIFT) build -c release --show-bin-path)"; \
+	$(SWIFT) build $(RELEASE) --product framerated
+	@set -e; bin="$$($(SWIFT) build $(RELEASE) --show-bin-path)"; \
 	python3 -m pip --version >/dev/null 2>&1 || { echo "installing python3-pip"; DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip; }; \
 	python3 -m pytest --version >/dev/null 2>&1 || PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet pytest; \
 	echo "pytest Tests/Realtime (FRAMERATED_BIN_DIR=$$bin)"; \
@@ -108,6 +130,23 @@ test-trace: deps
 	$(SWIFT) build -c $(CONFIGURATION) --product framerated
 	$(SWIFT) build -c $(CONFIGURATION) --product framectl
 	Tests/Trace/run.sh "$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"
+
+## test-openrpc: rpc.discover read by the PyPI openrpc package's document model, its schemas
+## checked and real results validated with jsonschema (Tests/OpenRPC), in .build/openrpc-venv.
+OPENRPC_VENV := .build/openrpc-venv
+test-openrpc: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product framerated
+	@set -e; [ -x $(OPENRPC_VENV)/bin/python ] || python3 -m venv $(OPENRPC_VENV); \
+	$(OPENRPC_VENV)/bin/python -c 'import openrpc, jsonschema, pytest' 2>/dev/null || \
+	  $(OPENRPC_VENV)/bin/pip install --quiet --disable-pip-version-check 'openrpc>=10' 'jsonschema>=4' pytest; \
+	bin="$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)"; \
+	echo "pytest Tests/OpenRPC (FRAMERATED_BIN_DIR=$$bin)"; \
+	FRAMERATED_BIN_DIR="$$bin" $(OPENRPC_VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/OpenRPC
+
+## test-deb: the package under a real systemd (Tests/IntegrationTests/Scripts/systemd-e2e.sh
+## --deb): dpkg -i, the socket, a non-root framectl register and status, man framectl, remove, purge.
+test-deb: deb
+	Tests/IntegrationTests/Scripts/systemd-e2e.sh --deb "$(DEB)"
 
 ## sanitize: the unit tests under AddressSanitizer and ThreadSanitizer, each in its own build
 ## directory (.build-asan, .build-tsan) so the ordinary build is not rebuilt. LeakSanitizer is
@@ -131,12 +170,13 @@ fuzz:
 fuzz-smoke:
 	SWIFT=$(SWIFT) FUZZ_SECONDS=20 Tests/Fuzz/run.sh
 
-## install: release build; binaries, units, sysusers.d and docs under $(DESTDIR)$(PREFIX).
-## Without DESTDIR it also creates the users and reloads systemd; it never enables anything.
-install: deps
-	$(SWIFT) build -c release --product framerated
-	$(SWIFT) build -c release --product framectl
-	bin="$$($(SWIFT) build -c release --show-bin-path)"; \
+## install: release build (static Swift runtime); binaries, units, sysusers.d, man pages,
+## completions and docs under $(DESTDIR)$(PREFIX). Without DESTDIR it also creates the
+## users and reloads systemd; it never enables anything.
+install: deps man completions
+	$(SWIFT) build $(RELEASE) --product framerated
+	$(SWIFT) build $(RELEASE) --product framectl
+	bin="$$($(SWIFT) build $(RELEASE) --show-bin-path)"; \
 	install -D -m 0755 -t "$(DESTDIR)$(BINDIR)" "$$bin/framerated" "$$bin/framectl"
 	install -d "$(DESTDIR)$(UNITDIR)"
 	for unit in framerated.service framerated.socket; do \
@@ -145,6 +185,13 @@ install: deps
 	done
 	install -D -m 0644 systemd/framerated.sysusers "$(DESTDIR)$(SYSUSERSDIR)/framerated.conf"
 	install -D -m 0644 -t "$(DESTDIR)$(DOCDIR)" README.md docs/*.md
+	install -D -m 0644 .build/man/framectl.1 "$(DESTDIR)$(MANDIR)/man1/framectl.1"
+	install -D -m 0644 .build/man/framerated.8 "$(DESTDIR)$(MANDIR)/man8/framerated.8"
+	for tool in framectl framerated; do \
+	  install -D -m 0644 ".build/completions/$$tool.bash" "$(DESTDIR)$(BASHCOMPDIR)/$$tool" && \
+	  install -D -m 0644 ".build/completions/_$$tool" "$(DESTDIR)$(ZSHCOMPDIR)/_$$tool" && \
+	  install -D -m 0644 ".build/completions/$$tool.fish" "$(DESTDIR)$(FISHCOMPDIR)/$$tool.fish" || exit 1; \
+	done
 	@if [ -z "$(DESTDIR)" ]; then \
 	  systemd-sysusers "$(SYSUSERSDIR)/framerated.conf" || exit 1; \
 	  if [ -d /run/systemd/system ]; then systemctl daemon-reload || exit 1; fi; \
@@ -158,9 +205,54 @@ uninstall:
 	fi
 	rm -f "$(DESTDIR)$(BINDIR)/framerated" "$(DESTDIR)$(BINDIR)/framectl" \
 	  "$(DESTDIR)$(UNITDIR)/framerated.service" "$(DESTDIR)$(UNITDIR)/framerated.socket" \
-	  "$(DESTDIR)$(SYSUSERSDIR)/framerated.conf"
+	  "$(DESTDIR)$(SYSUSERSDIR)/framerated.conf" \
+	  "$(DESTDIR)$(MANDIR)/man1/framectl.1" "$(DESTDIR)$(MANDIR)/man8/framerated.8"
+	for tool in framectl framerated; do \
+	  rm -f "$(DESTDIR)$(BASHCOMPDIR)/$$tool" "$(DESTDIR)$(ZSHCOMPDIR)/_$$tool" "$(DESTDIR)$(FISHCOMPDIR)/$$tool.fish"; \
+	done
 	rm -rf "$(DESTDIR)$(DOCDIR)"
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+
+## man: framectl(1) and framerated(8) in .build/man, from the argument parser
+## (swift-argument-parser's generate-manual plugin, run on the debug build) plus the
+## sections --help does not carry (environment, files, signals, exit status, examples,
+## see also), kept in docs/man/*.sections, in place of the generated generic EXIT STATUS
+## (blank lines of the discussions become .Pp, which mdoc wants).
+man: deps
+	$(SWIFT) package plugin generate-manual --configuration $(CONFIGURATION) >/dev/null
+	@set -e; mkdir -p .build/man; for page in framectl:1 framerated:8; do \
+	  tool=$${page%%:*}; section=$${page##*:}; \
+	  sed -e "s/^\.Dt \([A-Z]*\) 1/.Dt \1 $$section/" ".build/plugins/GenerateManual/outputs/$$tool/$$tool.1" | \
+	    awk -v extra="docs/man/$$tool.$$section.sections" \
+	      '/^\.Sh "?EXIT STATUS"?$$/ { while ((getline line < extra) > 0) print line; skip = 1; done = 1; next } \
+	       /^\.Sh / { skip = 0 } skip { next } /^$$/ { print ".Pp"; next } { print } \
+	       END { if (!done) while ((getline line < extra) > 0) print line }' >".build/man/$$tool.$$section"; \
+	  echo "man: .build/man/$$tool.$$section"; \
+	done
+
+## completions: bash, zsh and fish completion scripts for framectl and framerated in
+## .build/completions, generated by the binaries themselves (swift-argument-parser); the
+## bash scripts lose their #! line (bash-completion sources them; lintian warns otherwise).
+completions: deps
+	$(SWIFT) build $(RELEASE) --product framerated
+	$(SWIFT) build $(RELEASE) --product framectl
+	@set -e; bin="$$($(SWIFT) build $(RELEASE) --show-bin-path)"; mkdir -p .build/completions; \
+	for tool in framectl framerated; do \
+	  "$$bin/$$tool" --generate-completion-script bash | sed '1{/^#!/d}' >".build/completions/$$tool.bash"; \
+	  "$$bin/$$tool" --generate-completion-script zsh >".build/completions/_$$tool"; \
+	  "$$bin/$$tool" --generate-completion-script fish >".build/completions/$$tool.fish"; \
+	done
+
+## deb: $(DEB) from `make install DESTDIR=… PREFIX=/usr`, the C client library, header and
+## framerate.pc in /usr/lib/$(MULTIARCH), and systemd/debian/ (control, maintainer scripts,
+## copyright, changelog); then lintian (errors fail; accepted warnings: docs/operations.md).
+deb: deps
+	rm -rf .build/deb && mkdir -p .build/deb
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath .build/deb/root) PREFIX=/usr \
+	  UNITDIR=/usr/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d
+	$(MAKE) --no-print-directory -C clients/c install DESTDIR=$(abspath .build/deb/root) PREFIX=/usr \
+	  LIBDIR=/usr/lib/$(MULTIARCH) >/dev/null
+	systemd/debian/build-deb.sh .build/deb/root "$(VERSION)" "$(FRAMERATED_GIT_COMMIT)" "$(DEB)"
 
 ## bench: release build, then the benchmark of docs/performance.md (a few minutes; needs the
 ## instruments in ../shared/bench and: apt-get install gcc dbus-daemon libsystemd-dev pkg-config).

@@ -8,10 +8,27 @@
 //   FrameRateProtocol  JSON, JSON-RPC 2.0 envelope, gRPC status, NDJSON framing, v1 messages
 //   FrameRateServer    SwiftNIO Unix-socket server, sessions, tick fan-out, run as a Service
 //   FrameRateClient    async Swift client (framectl and the integration tests use it)
+//   FrameRateVersion   the version and the build's git commit (through CFrameRateBuildInfo)
 //   framerated/framectl  thin executables
 //   framebench         the load generator and control-plane benchmarks (docs/performance.md), on
 //                      FrameRateClient's low-level session layer
 import PackageDescription
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The git commit for `--version` and the daemon's Health/Check (see
+/// Sources/FrameRateVersion/FrameRateVersion.swift): the Makefile exports
+/// FRAMERATED_GIT_COMMIT; only letters, digits, `.`, `+` and `-` are kept, so that it is
+/// a safe C string literal. Unset (a tarball or a bare `swift build`): no commit.
+let buildCommit: String = {
+    guard let raw = getenv("FRAMERATED_GIT_COMMIT") else { return "" }
+    let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-")
+    return String(String(cString: raw).filter { allowed.contains($0) }.prefix(64))
+}()
 
 /// One settings list for every target, so the whole package is built the same way.
 let strictSettings: [SwiftSetting] = [
@@ -70,6 +87,15 @@ let package = Package(
             linkerSettings: [.linkedLibrary("uring")]
         ),
         .target(
+            name: "CFrameRateBuildInfo",
+            cSettings: buildCommit.isEmpty ? [] : [.define("FRAMERATED_GIT_COMMIT", to: "\"\(buildCommit)\"")]
+        ),
+        .target(
+            name: "FrameRateVersion",
+            dependencies: ["CFrameRateBuildInfo"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "FrameRatePosix",
             dependencies: [
                 "CFrameRatePosix",
@@ -119,6 +145,7 @@ let package = Package(
         .executableTarget(
             name: "framerated",
             dependencies: [
+                "FrameRateVersion",
                 "FrameRateModel",
                 "FrameRatePosix",
                 "FrameRateProtocol",
@@ -134,6 +161,7 @@ let package = Package(
         .executableTarget(
             name: "framectl",
             dependencies: [
+                "FrameRateVersion",
                 "FrameRateModel",
                 "FrameRateProtocol",
                 "FrameRateClient",
@@ -144,6 +172,7 @@ let package = Package(
         .executableTarget(
             name: "framebench",
             dependencies: [
+                "FrameRateVersion",
                 "FrameRatePosix",
                 "FrameRateModel",
                 "FrameRateProtocol",

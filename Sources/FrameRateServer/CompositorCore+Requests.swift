@@ -9,17 +9,18 @@ extension CompositorCore {
     /// - Returns: the reply line(s), or `nil` when nothing is to be answered.
     func handle(line: ByteBuffer, from session: Session) -> ByteBuffer? {
         let inbound = JSONRPCInbound.parse(line: line, configuration: rpcConfiguration)
-        // A whole snapshot costs far more than any other call: a batch may ask for one.
+        // A whole snapshot (or the OpenRPC document) costs far more than any other call: a
+        // batch may ask for one.
         var snapshots = 0
         return inbound.reply(allocator: session.context.channel.allocator) { method, params in
             let result: Result<JSONRPCInbound.MethodResult, RPCError>
-            if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue {
+            if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == OpenRPCDocument.discoverMethod {
                 snapshots += 1
                 if snapshots > 1 {
                     result = .failure(
                         .status(
                             .resourceExhausted,
-                            "a batch may hold one GetState or Watch (each returns the whole state); send the others on their own lines"
+                            "a batch may hold one GetState, Watch or rpc.discover (each returns a whole document); send the others on their own lines"
                         )
                     )
                 } else if method == V1Method.getState.rawValue {
@@ -54,6 +55,10 @@ extension CompositorCore {
             return .failure(.status(.unavailable, "framerated is shutting down; reconnect once it is back"))
         }
         do throws(RPCError) {
+            if method == OpenRPCDocument.discoverMethod {
+                _ = try ParamReader(params, allowed: [])
+                return .success(OpenRPCDocument.jsonValue(version: configuration.version))
+            }
             guard let known = V1Method(rawValue: method) else { throw .methodNotFound(method) }
             switch known {
             case .register: return .success(try register(params, session: session))
@@ -68,7 +73,7 @@ extension CompositorCore {
             case .healthCheck: return .success(try healthCheck(params))
             case .listServices:
                 _ = try ParamReader(params, allowed: [])
-                return .success(ServiceCatalog.jsonValue)
+                return .success(ServiceCatalog.listServicesResult(version: configuration.version))
             case .trace: return .success(try startTrace(params, session: session))
             case .stopTrace: return .success(try stopTrace(params, session: session))
             case .tick, .closed, .event, .presented, .traceRecords:
@@ -279,7 +284,9 @@ extension CompositorCore {
                 .notFound, "unknown service '\(service)'; known: " + ServiceCatalog.services.joined(separator: ", ")
             )
         }
-        return ["status": .string(lifecycle == .running ? "SERVING" : "NOT_SERVING")]
+        var result: JSONObject = ["status": .string(lifecycle == .running ? "SERVING" : "NOT_SERVING")]
+        for member in configuration.version?.members ?? [:] { result[member.key] = member.value }
+        return .object(result)
     }
 
     /// Refuses (`RESOURCE_EXHAUSTED`, naming the limit and its value) when an unprivileged

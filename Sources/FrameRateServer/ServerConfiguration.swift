@@ -39,6 +39,9 @@ public struct ServerConfiguration: Sendable {
     public var adoption: Adoption?
     /// How long a handover waits for each connection's queued bytes to reach the kernel.
     public var handoverDrainTimeout: Duration = .milliseconds(500)
+    /// The version Health/Check, ListServices and rpc.discover report (framerated passes its
+    /// build's); `nil` (a server built directly, e.g. by the tests) reports none.
+    public var version: DaemonVersion?
 
     /// Half the online CPUs (at least 1, at most 8): the other half is left to the clients
     /// the ticks go to and to the control loop.
@@ -48,7 +51,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// Builds a configuration; defaults: one `promotion-phone` display, 1 s idle timeout,
-    /// 250 ms dwell, default limits, admin group `framerated-admin`, socket mode 0666.
+    /// 250 ms dwell, default limits, admin group `framerated-admin`, socket mode 0666, no version.
     public init(
         listener: Listener,
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
@@ -57,8 +60,10 @@ public struct ServerConfiguration: Sendable {
         adminGroup: String = "framerated-admin",
         socketMode: UInt32 = 0o666,
         fanOutThreads: Int = ServerConfiguration.defaultFanOutThreads,
-        tickSendPath: BatchSender.Path = .ioUring
+        tickSendPath: BatchSender.Path = .ioUring,
+        version: DaemonVersion? = nil
     ) {
+        self.version = version
         self.fanOutThreads = max(1, fanOutThreads)
         self.tickSendPath = tickSendPath
         self.listener = listener

@@ -6,6 +6,7 @@ import Musl
 import ArgumentParser
 import FrameRateModel
 import FrameRateProtocol
+import FrameRateVersion
 
 /// `framebench`: the load generator and the control-plane benchmarks of
 /// `docs/performance.md`.
@@ -19,6 +20,7 @@ struct Framebench: ParsableCommand {
             latency, drops and the daemon's CPU and memory. startup, register, idle and arbitrate measure \
             the control plane. Every figure is from CLOCK_MONOTONIC and /proc of this machine.
             """,
+        version: "framebench \(FrameRateVersion.description)",
         subcommands: [Load.self, Startup.self, RegisterLatency.self, Idle.self, Arbitrate.self, Worker.self],
         defaultSubcommand: Load.self
     )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FrameRateClient
+import FrameRateVersion
 
 /// `framectl`: talk to framerated from the command line.
 @main
@@ -19,6 +20,7 @@ struct Framectl: AsyncParsableCommand {
               framectl register --min 80 --max 120 --preferred 120 --count 5
               framectl watch
             """,
+        version: "framectl \(FrameRateVersion.description)",
         subcommands: [
             RegisterCommand.self, StatusCommand.self, CapsCommand.self, WatchCommand.self,
             ResidencyCommand.self, TraceCommand.self, TopCommand.self, HealthCommand.self, DescribeCommand.self, CallCommand.self,

@@ -3,6 +3,7 @@ import FrameRateModel
 import FrameRatePosix
 import FrameRateProtocol
 import FrameRateServer
+import FrameRateVersion
 import Logging
 
 /// `framerated`'s command line, turned into a ``ServerConfiguration``.
@@ -192,7 +193,8 @@ struct DaemonOptions: ParsableArguments {
             ),
             adminGroup: adminGroup,
             fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads,
-            tickSendPath: tickSends
+            tickSendPath: tickSends,
+            version: DaemonVersion(semantic: FrameRateVersion.semantic, commit: FrameRateVersion.commit)
         )
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FrameRateProtocol
 import FrameRateServer
 import FrameRateSystemd
+import FrameRateVersion
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -29,7 +30,8 @@ struct Framerated: AsyncParsableCommand {
             --keep-connections-across-restarts under systemd, every connection and link is handed to the \
             next start instead); SIGHUP re-reads the admin group from the group database (after a \
             groupadd) and logs the reload.
-            """
+            """,
+        version: "framerated \(FrameRateVersion.description)"
     )
 
     @OptionGroup var options: DaemonOptions

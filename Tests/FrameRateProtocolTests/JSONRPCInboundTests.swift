@@ -111,9 +111,14 @@ struct JSONRPCInboundTests {
     }
 
     @Test func reservedMethods() throws {
-        let (id, error) = try invalidError(#"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"#)
+        let (id, error) = try invalidError(#"{"jsonrpc":"2.0","id":1,"method":"rpc.describe"}"#)
         #expect(id == 1)
-        #expect(error == .methodNotFound("rpc.discover"))
+        #expect(error == .methodNotFound("rpc.describe"))
+        // rpc.discover (OpenRPC) is the one reserved method a request may reach the handler with.
+        #expect(
+            JSONRPCInboundMessage.classify(try JSONValue(parsing: #"{"jsonrpc":"2.0","id":1,"method":"rpc.discover"}"#))
+                == .request(id: 1, method: "rpc.discover", params: nil)
+        )
         // A notification to a reserved method is not answered and not dispatched.
         var called = false
         let reply = JSONRPCInbound.parse(line: #"{"jsonrpc":"2.0","method":"rpc.ping"}"#).reply { method, params in

@@ -236,6 +236,7 @@ import Testing
     @Test func healthCheck() throws {
         let server = ServerHarness()
         let client = try server.connect(Peers.user)
+        // The harness's server is given no version (framerated's is: VersionCommandTests).
         #expect(try client.request(.healthCheck) == #"{"jsonrpc":"2.0","id":1,"result":{"status":"SERVING"}}"#)
         for service in ["", "framerate.v1.DisplayLink", "framerate.v1.Compositor", "grpc.health.v1.Health", "framerate.v1.Reflection"] {
             #expect(try client.result(.healthCheck, #"{"service":"\#(service)"}"#) == ["status": "SERVING"])
@@ -266,6 +267,7 @@ import Testing
         }
         #expect(fullNames.sorted() == V1Method.allCases.map(\.rawValue).sorted())
         #expect(result == ServiceCatalog.jsonValue)
+        #expect(ServiceCatalog.listServicesResult(version: DaemonVersion(semantic: "1.2.3", commit: "abc"))["commit"] == "abc")
     }
 }
 

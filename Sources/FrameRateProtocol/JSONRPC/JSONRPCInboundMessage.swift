@@ -33,9 +33,10 @@ public enum JSONRPCInboundMessage: Sendable, Hashable {
     ///   message is not a valid notification, and the specification's examples answer it).
     /// - Members other than `jsonrpc`, `method`, `params` and `id` are ignored.
     /// - Without an `id` member it is a notification, otherwise a request.
-    /// - Method names starting with `rpc.` are reserved, and framerated implements none of
-    ///   them: a *request* to one is answered -32601 Method not found (as the specification
-    ///   prescribes for any method that does not exist). A *notification* to one is still
+    /// - Method names starting with `rpc.` are reserved; framerated implements only
+    ///   ``OpenRPCDocument/discoverMethod`` (`rpc.discover`). A *request* to any other is
+    ///   answered -32601 Method not found (as the specification prescribes for any method
+    ///   that does not exist). A *notification* to one (`rpc.discover` included) is still
     ///   classified as a notification, so that it is not answered; ``JSONRPCInbound/reply(allocator:handler:)``
     ///   drops it without calling the handler.
     public static func classify(_ value: JSONValue) -> JSONRPCInboundMessage {
@@ -76,7 +77,7 @@ public enum JSONRPCInboundMessage: Sendable, Hashable {
         guard hasID else {
             return .notification(method: method, params: params)
         }
-        if method.hasPrefix(reservedMethodPrefix) {
+        if method.hasPrefix(reservedMethodPrefix), method != OpenRPCDocument.discoverMethod {
             return .invalid(id: id, error: .methodNotFound(method))
         }
         return .request(id: id, method: method, params: params)

@@ -1,6 +1,13 @@
 /// What `framerate.v1.Reflection/ListServices` answers: every service, its
-/// methods, how each is called, and its parameter fields. The one description
-/// of the v1 surface; `docs/protocol.md` mirrors it.
+/// methods, how each is called, and its parameter fields; and, with each method's
+/// summary, result fields and error statuses, what `rpc.discover` answers as an
+/// OpenRPC document (``OpenRPCDocument``). The one description of the v1 surface;
+/// `docs/protocol.md` mirrors it.
+///
+/// A field's `type` is `base[ or null][ (unit or note)][: choice | choice]` with base
+/// `number`, `integer`, `boolean`, `string`, `object` or `array`; a dotted name
+/// (`range.minimum`) is a member of an object field, `name[].member` a member of the
+/// objects of an array field (``FieldSchema`` turns them into JSON Schema).
 public enum ServiceCatalog {
     /// How a method is used.
     public enum Kind: String, Sendable {
@@ -34,6 +41,25 @@ public enum ServiceCatalog {
         public let params: [Field]
         /// For streaming methods, the notification they stream.
         public let streams: V1Method?
+        /// What it does, in one sentence.
+        public let summary: String
+        /// Its result's fields (empty for `{}` and for daemon notifications).
+        public let result: [Field]
+        /// The gRPC statuses it fails with, besides INVALID_ARGUMENT for bad params.
+        public let errors: [GRPCStatusCode]
+
+        init(
+            method: V1Method, kind: Kind, params: [Field], streams: V1Method?, summary: String,
+            result: [Field] = [], errors: [GRPCStatusCode] = []
+        ) {
+            self.method = method
+            self.kind = kind
+            self.params = params
+            self.streams = streams
+            self.summary = summary
+            self.result = result
+            self.errors = errors
+        }
     }
 
     private static func field(_ name: String, _ type: String, required: Bool = false) -> Field {
@@ -45,6 +71,35 @@ public enum ServiceCatalog {
         field("range.preferred", "number (Hz, 0 = none)"),
     ]
 
+    private static let caps: [Field] = [
+        field("caps", "object", required: true), field("caps.lowPowerMode", "boolean", required: true),
+        field("caps.limitFrameRate", "boolean", required: true),
+        field("caps.thermalState", "string: nominal | fair | serious | critical", required: true),
+    ]
+
+    private static func linkStatus(display: Bool) -> [Field] {
+        [
+            field("link", "integer", required: true), field("refreshRate", "number (Hz)", required: true),
+            field("callbackRate", "number (Hz)", required: true),
+            field("decision", "object or null (the display's decision: rate, rule, deciders, cap, limited, pending, reason)", required: true),
+            field("limitedBy", "string or null (why the link gets less than it asked)", required: true),
+            field("wanted", "number or null (Hz)", required: true), field("got", "number or null (Hz)", required: true),
+        ] + (display ? [field("display", "integer", required: true)] : [])
+    }
+
+    private static let state: [Field] = [
+        field("displays", "array", required: true), field("displays[].id", "integer", required: true),
+        field("displays[].profile", "string", required: true), field("displays[].supportedRates", "array of number (Hz)", required: true),
+        field("displays[].refreshRate", "number (Hz)", required: true), field("displays[].reason", "string", required: true),
+        field("displays[].caps", "object", required: true), field("displays[].links", "array", required: true),
+        field("displays[].decision", "object or null", required: true),
+    ]
+
+    private static let version: [Field] = [
+        field("version", "string (the daemon's semantic version; framerated always sends it)"),
+        field("commit", "string (the git commit it was built from, when known)"),
+    ]
+
     /// Every method of protocol v1.
     public static let methods: [Method] = [
         Method(
@@ -52,7 +107,8 @@ public enum ServiceCatalog {
             params: [field("range", "object", required: true)] + range + [
                 field("display", "integer"), field("paused", "boolean"), field("label", "string"), field("highFrameRate", "boolean"),
             ],
-            streams: .tick
+            streams: .tick, summary: "Register a display link; its ticks follow as Tick notifications.",
+            result: linkStatus(display: true), errors: [.notFound, .resourceExhausted, .unavailable]
         ),
         Method(
             method: .tick, kind: .daemonNotification,
@@ -63,17 +119,22 @@ public enum ServiceCatalog {
                 field("duration", "number (s)", required: true), field("refreshRate", "number (Hz)", required: true),
                 field("callbackRate", "number (Hz)", required: true), field("skipped", "integer", required: true),
             ],
-            streams: nil
+            streams: nil, summary: "One delivered tick of a link (sent by the daemon)."
         ),
         Method(
             method: .update, kind: .unary,
             params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean")],
-            streams: nil
+            streams: nil, summary: "Change a link's range and/or paused flag.", result: linkStatus(display: false),
+            errors: [.notFound, .unavailable]
         ),
-        Method(method: .invalidate, kind: .unary, params: [field("link", "integer", required: true)], streams: nil),
+        Method(
+            method: .invalidate, kind: .unary, params: [field("link", "integer", required: true)], streams: nil,
+            summary: "Remove a link.", errors: [.notFound, .unavailable]
+        ),
         Method(
             method: .frameDone, kind: .clientNotification,
-            params: [field("link", "integer", required: true), field("sequence", "integer", required: true)], streams: nil
+            params: [field("link", "integer", required: true), field("sequence", "integer", required: true)], streams: nil,
+            summary: "The client finished the frame for a tick (usually sent as a notification).", errors: [.notFound, .unavailable]
         ),
         Method(
             method: .present, kind: .clientNotification,
@@ -81,7 +142,9 @@ public enum ServiceCatalog {
                 field("link", "integer", required: true), field("sequence", "integer", required: true),
                 field("at", "number (s, CLOCK_MONOTONIC)"), field("afterMinimumDuration", "number (s)"),
             ],
-            streams: nil
+            streams: nil,
+            summary: "The frame for a tick is committed now; shown at the first vsync at or after the latest of now, at and the previous frame plus afterMinimumDuration (usually a notification; counts as FrameDone).",
+            errors: [.notFound, .invalidArgument, .unavailable]
         ),
         Method(
             method: .presented, kind: .daemonNotification,
@@ -91,40 +154,73 @@ public enum ServiceCatalog {
                 field("expectedTime", "number (s, CLOCK_MONOTONIC)", required: true),
                 field("hitch", "number (s)", required: true), field("dropped", "boolean", required: true),
             ],
-            streams: nil
+            streams: nil, summary: "When a presented frame was shown, or that it was dropped, and its hitch (sent by the daemon)."
         ),
         Method(
             method: .closed, kind: .daemonNotification,
             params: [field("link", "integer", required: true), field("status", "string", required: true), field("message", "string", required: true)],
-            streams: nil
+            streams: nil, summary: "The daemon ended a link (sent by the daemon), with a gRPC status and why."
         ),
-        Method(method: .getState, kind: .unary, params: [], streams: nil),
+        Method(
+            method: .getState, kind: .unary, params: [], streams: nil,
+            summary: "Every display, its rate, reason, decision, caps and links.", result: state,
+            errors: [.resourceExhausted, .unavailable]
+        ),
         Method(
             method: .setCaps, kind: .unary,
             params: [
                 field("display", "integer"), field("lowPowerMode", "boolean"), field("limitFrameRate", "boolean"),
                 field("thermalState", "string: nominal | fair | serious | critical"),
             ],
-            streams: nil
+            streams: nil, summary: "Change power and thermal caps (root, the daemon's user and framerated-admin only).",
+            result: [field("displays", "array", required: true), field("displays[].display", "integer", required: true)]
+                + caps.map { field("displays[]." + $0.name, $0.type, required: true) },
+            errors: [.notFound, .permissionDenied, .unavailable]
         ),
-        Method(method: .watch, kind: .serverStreaming, params: [], streams: .event),
+        Method(
+            method: .watch, kind: .serverStreaming, params: [], streams: .event,
+            summary: "Subscribe to compositor events; the reply holds the whole state, Event notifications follow.",
+            result: [field("watch", "integer", required: true), field("state", "object", required: true)]
+                + state.map { field("state." + $0.name, $0.type, required: true) },
+            errors: [.resourceExhausted, .unavailable]
+        ),
         Method(
             method: .event, kind: .daemonNotification,
-            params: [field("watch", "integer", required: true), field("kind", "string", required: true)], streams: nil
+            params: [field("watch", "integer", required: true), field("kind", "string", required: true)], streams: nil,
+            summary: "One compositor event for a watch (sent by the daemon)."
         ),
-        Method(method: .unwatch, kind: .unary, params: [field("watch", "integer", required: true)], streams: nil),
-        Method(method: .trace, kind: .serverStreaming, params: [], streams: .traceRecords),
+        Method(
+            method: .unwatch, kind: .unary, params: [field("watch", "integer", required: true)], streams: nil,
+            summary: "End a watch.", errors: [.notFound, .unavailable]
+        ),
+        Method(
+            method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil,
+            summary: "gRPC health check: SERVING while the daemon runs, with its version.",
+            result: [field("status", "string: SERVING | NOT_SERVING", required: true)] + version, errors: [.notFound]
+        ),
+        Method(
+            method: .listServices, kind: .unary, params: [], streams: nil,
+            summary: "Every service, method and parameter, with the daemon's version.",
+            result: [field("services", "array", required: true)] + version, errors: [.unavailable]
+        ),
+        Method(
+            method: .trace, kind: .serverStreaming, params: [], streams: .traceRecords,
+            summary: "Record what the daemon does (vsyncs, rate changes, decisions, ticks, presents) for framectl trace; TraceRecords notifications follow until StopTrace.",
+            result: [field("trace", "integer", required: true), field("state", "object", required: true)],
+            errors: [.resourceExhausted, .unavailable]
+        ),
         Method(
             method: .traceRecords, kind: .daemonNotification,
             params: [
-                field("trace", "integer", required: true), field("records", "array of records", required: true),
+                field("trace", "integer", required: true), field("records", "array", required: true),
                 field("lost", "integer", required: true),
             ],
-            streams: nil
+            streams: nil, summary: "A batch of a trace's records, about every 100 ms (sent by the daemon)."
         ),
-        Method(method: .stopTrace, kind: .unary, params: [field("trace", "integer", required: true)], streams: nil),
-        Method(method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil),
-        Method(method: .listServices, kind: .unary, params: [], streams: nil),
+        Method(
+            method: .stopTrace, kind: .unary, params: [field("trace", "integer", required: true)], streams: nil,
+            summary: "End a trace.", errors: [.notFound, .unavailable]
+        ),
     ]
 
     /// The service names, in first-appearance order.
@@ -134,7 +230,15 @@ public enum ServiceCatalog {
         return seen
     }
 
-    /// The `ListServices` result: `{"services":[{"name":…,"methods":[{"name":…,"fullName":…,"kind":…,"params":[…]}]}]}`.
+    /// The `ListServices` result: ``jsonValue`` and the daemon's `version` and `commit`
+    /// (none when `version` is `nil`).
+    public static func listServicesResult(version: DaemonVersion?) -> JSONValue {
+        guard case .object(var object) = jsonValue else { return jsonValue }
+        for member in version?.members ?? [:] { object[member.key] = member.value }
+        return .object(object)
+    }
+
+    /// The catalog: `{"services":[{"name":…,"methods":[{"name":…,"fullName":…,"kind":…,"params":[…]}]}]}`.
     public static var jsonValue: JSONValue {
         .object([
             "services": .array(

@@ -12,9 +12,14 @@ struct DescribeCommand: AsyncParsableCommand {
             methods, how each is used (unary, server-streaming, notification) and its params with \
             type, unit and whether required. Use the full method names with `framectl call`.
 
+            --openrpc prints the daemon's rpc.discover result instead: an OpenRPC 1.3 document \
+            (methods, params, results and errors as JSON Schema) for OpenRPC tools and client \
+            generators.
+
             Examples:
               framectl describe
               framectl describe --json
+              framectl describe --openrpc > framerated.openrpc.json
             """
     )
 
@@ -23,8 +28,21 @@ struct DescribeCommand: AsyncParsableCommand {
     @Flag(help: "Print the daemon's ListServices result as one compact JSON line.")
     var json = false
 
+    @Flag(help: "Print the daemon's OpenRPC document (rpc.discover) as one compact JSON line.")
+    var openrpc = false
+
+    func validate() throws {
+        if json && openrpc { throw ValidationError("--json and --openrpc exclude each other") }
+    }
+
     func run() async throws {
         let connection = try await global.connect()
+        if openrpc {
+            let document = try await connection.call(OpenRPCDocument.discoverMethod, params: nil)
+            await connection.close()
+            Console.out(document.jsonString)
+            return
+        }
         let catalog = try await connection.listServices()
         await connection.close()
         if json {

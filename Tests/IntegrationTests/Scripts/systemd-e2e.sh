@@ -14,7 +14,13 @@
 #
 # usage: systemd-e2e.sh BIN_DIR [MODE]   (BIN_DIR holds the built framerated and framectl;
 #                                         MODE: all (default) or restart)
+#        systemd-e2e.sh --deb DEB         (the install test of the package: see "--deb" below)
 # exit:  0 passed, 77 cannot run here (the reason on a "SKIP: " line), else failed.
+#
+# --deb: the same namespace, with copy-on-write overlays over /usr and /var/lib/dpkg
+# (tmpfs upper layers) so that dpkg can install for real without touching the host,
+# and no units of the repository's own: `dpkg -i` must install, enable and start
+# framerated.socket itself. The steps are in systemd-deb-e2e.sh.
 #
 # Nothing is written to the host's /etc, /usr, /var, /run, /tmp (beyond one scratch
 # directory) or /dev: the namespace gets a scratch copy of /etc, tmpfs /run, /var,
@@ -31,7 +37,7 @@ readonly NS_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # Inside: PID 1 of the new namespaces, before systemd. Make the namespace private,
 # then exec systemd.
 if [[ ${1:-} == --inside ]]; then
-    scratch=$2
+    scratch=$2 mode=$3
     # cgroup v2 rooted at the cgroup namespace (the test's own cgroup on the host).
     mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup
     # The host kernel's settings are not the test's to change (systemd would set
@@ -55,14 +61,29 @@ if [[ ${1:-} == --inside ]]; then
     touch /dev/console && mount --bind "$scratch/console.log" /dev/console
     # The scratch /etc (users get created there), the binaries at the unit's ExecStart.
     mount --bind "$scratch/etc" /etc
-    mount --bind "$scratch/bin" /usr/local/bin
+    if [[ $mode == deb ]]; then
+        # dpkg writes to /usr and its database: copy-on-write layers on a private tmpfs.
+        mount -t tmpfs -o mode=0755 tmpfs "$scratch/overlay"
+        mkdir -p "$scratch/overlay"/{usr,dpkg}/{upper,work} "$scratch/overlay/dpkg/merged"
+        mount -t overlay overlay -o "lowerdir=/var/lib/dpkg,upperdir=$scratch/overlay/dpkg/upper,workdir=$scratch/overlay/dpkg/work" \
+            "$scratch/overlay/dpkg/merged"
+        mount -t overlay overlay -o "lowerdir=/usr,upperdir=$scratch/overlay/usr/upper,workdir=$scratch/overlay/usr/work" /usr
+        # A container image's policy-rc.d (Docker's exits 101) forbids maintainer scripts
+        # to start services; the namespace is a machine of its own (removed from the overlay only).
+        rm -f /usr/sbin/policy-rc.d
+    else
+        mount --bind "$scratch/bin" /usr/local/bin
+    fi
     # Fresh /run with the units, fresh /var and /tmp.
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
     mkdir -p /run/systemd /run/sysusers.d /run/lock
     cp -a "$scratch/units" /run/systemd/system
-    cp "$scratch/framerated.sysusers" /run/sysusers.d/framerated.conf
+    [[ $mode == deb ]] || cp "$scratch/framerated.sysusers" /run/sysusers.d/framerated.conf
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /var
     mkdir -p /var/lib /var/log /var/cache /var/spool && mkdir -m 1777 /var/tmp
+    if [[ $mode == deb ]]; then
+        mkdir /var/lib/dpkg && mount --move "$scratch/overlay/dpkg/merged" /var/lib/dpkg
+    fi
     ln -s /run /var/run && ln -s /run/lock /var/lock
     mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
     exec /lib/systemd/systemd --unit=framerated-e2e.target --show-status=no
@@ -70,9 +91,16 @@ fi
 
 # ---------------------------------------------------------------------------------------
 # Outside: prepare, boot, test, tear down.
-bin_dir=${1:?usage: systemd-e2e.sh BIN_DIR [all|restart]}
-mode=${2:-all}
-[[ $mode == all || $mode == restart ]] || { echo "usage: systemd-e2e.sh BIN_DIR [all|restart]" >&2; exit 2; }
+mode=units
+test_mode=all
+if [[ ${1:-} == --deb ]]; then
+    mode=deb
+    deb=$(readlink -f "${2:?usage: systemd-e2e.sh --deb DEB}")
+else
+    bin_dir=${1:?usage: systemd-e2e.sh BIN_DIR [all|restart]}
+    test_mode=${2:-all}
+    [[ $test_mode == all || $test_mode == restart ]] || { echo "usage: systemd-e2e.sh BIN_DIR [all|restart]" >&2; exit 2; }
+fi
 script=$(readlink -f "${BASH_SOURCE[0]}")
 repository=$(cd "$(dirname "$script")/../../.." && pwd)
 started=$SECONDS
@@ -89,7 +117,13 @@ done
 cgroup_root=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 [[ -n $cgroup_root && -w $cgroup_root/cgroup.procs ]] || skip "no writable cgroup v2 hierarchy to give the namespace's systemd"
 unshare --pid --fork --mount --cgroup --uts --ipc true 2>/dev/null || skip "unshare cannot create PID, mount, cgroup, UTS and IPC namespaces here"
-for binary in framerated framectl; do [[ -x $bin_dir/$binary ]] || fail "no $bin_dir/$binary: build it first"; done
+if [[ $mode == deb ]]; then
+    [[ -f $deb ]] || fail "no $deb: run make deb first"
+    command -v dpkg >/dev/null || skip "no dpkg"
+    grep -qw overlay /proc/filesystems || skip "no overlayfs (the --deb test installs on copy-on-write /usr)"
+else
+    for binary in framerated framectl; do [[ -x $bin_dir/$binary ]] || fail "no $bin_dir/$binary: build it first"; done
+fi
 
 # What a run killed outright (SIGKILL: no trap) leaves: its namespace dies with it (see
 # setpriv below), an empty cgroup and the scratch directory stay. Swept after 10 min.
@@ -169,16 +203,19 @@ step "preparing $scratch"
 cp -a /etc "$scratch/etc"
 # A fresh machine: none of the host's enabled services, timers or default target.
 find "$scratch/etc/systemd/system" -mindepth 1 -maxdepth 1 \( -name '*.wants' -o -name '*.requires' -o -name default.target \) -exec rm -rf {} +
-mkdir "$scratch/bin" "$scratch/units" "$scratch/units/framerated.service.d"
-cp "$bin_dir/framerated" "$bin_dir/framectl" "$scratch/bin/"
-cp "$repository/systemd/framerated.service" "$repository/systemd/framerated.socket" "$scratch/units/"
-cp "$repository/systemd/framerated.sysusers" "$scratch/framerated.sysusers"
+mkdir "$scratch/bin" "$scratch/units" "$scratch/overlay"
 : >"$scratch/console.log"
-cat >"$scratch/units/framerated.service.d/50-e2e-watchdog.conf" <<'EOF'
+if [[ $mode == units ]]; then
+    mkdir "$scratch/units/framerated.service.d"
+    cp "$bin_dir/framerated" "$bin_dir/framectl" "$scratch/bin/"
+    cp "$repository/systemd/framerated.service" "$repository/systemd/framerated.socket" "$scratch/units/"
+    cp "$repository/systemd/framerated.sysusers" "$scratch/framerated.sysusers"
+    cat >"$scratch/units/framerated.service.d/50-e2e-watchdog.conf" <<'EOF'
 # The test's only change to the unit: a short watchdog, so a stopped daemon is restarted fast.
 [Service]
 WatchdogSec=2s
 EOF
+fi
 cat >"$scratch/units/framerated-e2e.target" <<'EOF'
 [Unit]
 Description=framerated end-to-end test
@@ -213,7 +250,7 @@ mkdir "$cgroup"
     exec setpriv --pdeathsig KILL \
         unshare --pid --fork --kill-child --mount --mount-proc --propagation private --cgroup --uts --ipc \
         env -i container=framerated-test PATH=$NS_PATH LANG=C.UTF-8 \
-        /bin/bash "$script" --inside "$scratch"
+        /bin/bash "$script" --inside "$scratch" "$mode"
 ) >>"$scratch/console.log" 2>&1 </dev/null &
 unshare_pid=$!
 wait_for 10 "the namespace's PID 1" '
@@ -226,6 +263,12 @@ if [[ $state != running ]]; then
     fail "systemctl is-system-running: $state"
 fi
 step "systemd $(ns systemctl show -P Version) is running (PID 1 of $pidns is host PID $init_pid)"
+
+if [[ $mode == deb ]]; then
+    # shellcheck source=systemd-deb-e2e.sh
+    source "$(dirname "$script")/systemd-deb-e2e.sh"
+    exit 0
+fi
 
 ns systemd-sysusers framerated.conf
 ns getent passwd framerated >/dev/null || fail "systemd-sysusers did not create the user framerated"
@@ -307,7 +350,7 @@ PY
     step "journal: $adopted"
 }
 
-if [[ $mode == restart ]]; then
+if [[ $test_mode == restart ]]; then
     restart_test
     exit 0
 fi
