@@ -17,7 +17,7 @@ import Testing
         #expect(document["info"]?["version"] == "unknown", "the harness's server is given no version")
         let methods = try #require(document["methods"]?.arrayValue).compactMap { $0["name"]?.stringValue }
         let notifications = try #require(document["x-notifications"]?.arrayValue).compactMap { $0["name"]?.stringValue }
-        #expect(notifications == [V1Method.tick, .closed, .event].map(\.rawValue))
+        #expect(notifications == [V1Method.tick, .presented, .closed, .event, .traceRecords].map(\.rawValue))
         #expect((methods + notifications).sorted() == V1Method.allCases.map(\.rawValue).sorted())
         #expect(!methods.contains("rpc.discover"), "OpenRPC: the discover method is not listed")
     }

@@ -93,6 +93,8 @@ public enum ServiceCatalog {
         field("displays[].refreshRate", "number (Hz)", required: true), field("displays[].reason", "string", required: true),
         field("displays[].caps", "object", required: true), field("displays[].links", "array", required: true),
         field("displays[].decision", "object or null", required: true),
+        field("displays[].residency", "array (time at each rate since the daemon started, and who held it there)", required: true),
+        field("displays[].uptime", "number (s since the daemon started)", required: true),
     ]
 
     private static let version: [Field] = [
