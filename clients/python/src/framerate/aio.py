@@ -700,7 +700,7 @@ class Connection:
             self._end_link(link, error_from_status(status, message if isinstance(message, str) else "the daemon closed the link"))
         elif method == PRESENTED:
             link_id = params.get("link")
-            link = self._links_by_id.get(link_id) if _is_id(link_id) else None
+            link = self._links_by_id.get(link_id) if isinstance(link_id, int) and _is_id(link_id) else None
             if link is None:
                 return
             try:
