@@ -25,7 +25,7 @@ extension CompositorCore {
                 } else if method == V1Method.getState.rawValue {
                     result = Result { () throws(RPCError) in
                         _ = try ParamReader(params, allowed: [])
-                        return .encoded(encodedState())
+                        return .encoded(encodedState(for: viewer(of: session)))
                     }
                 } else {
                     result = dispatch(method: method, params: params, session: session).map { .value($0) }
@@ -60,7 +60,7 @@ extension CompositorCore {
             case .update: return .success(try update(params, session: session))
             case .invalidate: return .success(try invalidate(params, session: session))
             case .frameDone: return .success(try frameDone(params, session: session))
-            case .getState: return .success(try getState(params))
+            case .getState: return .success(try getState(params, session: session))
             case .setCaps: return .success(try setCaps(params, session: session))
             case .watch: return .success(try watch(params, session: session))
             case .unwatch: return .success(try unwatch(params, session: session))
@@ -114,9 +114,11 @@ extension CompositorCore {
                 "paused": "\(request.paused)",
             ]) { $1 }
         )
-        if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
+        emitLinkEvent(status.link, holder: session.peer) { .linkAdded(display: status.display, link: $0) }
         publishStatus()
-        return LinkStatusResult(status, includeDisplay: true, start: start).jsonValue
+        return LinkStatusResult(
+            status, includeDisplay: true, start: start, showingLabelOf: labelVisibility(viewer(of: session), of: status.decision)
+        ).jsonValue
     }
 
     private func update(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -134,8 +136,10 @@ extension CompositorCore {
             "link \(request.link.rawValue) updated",
             metadata: ["link": "\(request.link.rawValue)", "range": "\(request.range.map { "\($0)" } ?? "-")", "paused": "\(request.paused.map { "\($0)" } ?? "-")"]
         )
-        if let link = linkState(request.link) { emit(.linkUpdated(display: status.display, link: link)) }
-        return LinkStatusResult(status, includeDisplay: false, start: start).jsonValue
+        emitLinkEvent(request.link, holder: session.peer) { .linkUpdated(display: status.display, link: $0) }
+        return LinkStatusResult(
+            status, includeDisplay: false, start: start, showingLabelOf: labelVisibility(viewer(of: session), of: status.decision)
+        ).jsonValue
     }
 
     private func invalidate(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -166,9 +170,9 @@ extension CompositorCore {
         return .object([:])
     }
 
-    private func getState(_ params: JSONValue?) throws(RPCError) -> JSONValue {
+    private func getState(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         _ = try ParamReader(params, allowed: [])
-        return currentState().jsonValue
+        return currentState(for: viewer(of: session)).jsonValue
     }
 
     private func setCaps(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -207,7 +211,7 @@ extension CompositorCore {
         lastWatch += 1
         session.watches.insert(lastWatch)
         watchers[lastWatch] = session
-        return ["watch": JSONValue(lastWatch), "state": currentState().jsonValue]
+        return ["watch": JSONValue(lastWatch), "state": currentState(for: viewer(of: session)).jsonValue]
     }
 
     private func unwatch(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -250,34 +254,53 @@ extension CompositorCore {
         )
     }
 
-    /// The full state, with each link's holder.
-    func currentState() -> CompositorState {
+    /// Who `session` is as a viewer of the state, decided now (SIGHUP may have re-read the admin group).
+    func viewer(of session: Session) -> Viewer {
+        Viewer(peer: session.peer, isPrivileged: isPrivileged(session.peer))
+    }
+
+    /// The whole state as `viewer` may see it: each link's holder, or `null` where hidden.
+    func currentState(for viewer: Viewer) -> CompositorState {
         let (snapshot, start) = shared.read { ($0.compositor.snapshot, $0.compositor.start) }
         return CompositorState(
             displays: snapshot.map { snapshot in
-                DisplayState(snapshot, start: start) { owner in self.sessions[owner]?.peer.identity ?? PeerCredentials.unknown.identity }
+                DisplayState(snapshot, start: start) { owner in viewer.identity(of: self.sessions[owner]?.peer) }
             }
         )
     }
 
-    /// ``currentState()`` as encoded JSON, built at most once per model generation: a
-    /// flood of GetState between two changes costs one snapshot and one encoding, then a
-    /// copy of the bytes per request.
-    func encodedState() -> ByteBuffer {
+    /// ``currentState(for:)`` as encoded JSON, built at most once per model generation
+    /// and viewer scope (``EncodedStateCache``, at most 64 kept).
+    func encodedState(for viewer: Viewer) -> ByteBuffer {
         let generation = shared.read { $0.generation }
-        if let stateCache, stateCache.generation == generation { return stateCache.bytes }
+        if let bytes = stateCache.bytes(for: viewer.scope, generation: generation) { return bytes }
         var bytes = ByteBuffer()
-        bytes.writeJSONValue(currentState().jsonValue)
-        stateCache = (generation, bytes)
+        bytes.writeJSONValue(currentState(for: viewer).jsonValue)
+        stateCache.store(bytes, for: viewer.scope, generation: generation)
         return bytes
     }
 
-    /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
-    func linkState(_ link: LinkID) -> LinkState? {
-        guard !watchers.isEmpty else { return nil }
+    /// Sends watchers an event about `link`, held by `holder`, each seeing the link as
+    /// its viewer may; no work when nobody watches (the hot path).
+    func emitLinkEvent(_ link: LinkID, holder: PeerCredentials, _ event: (LinkState) -> CompositorEvent) {
+        guard !watchers.isEmpty else { return }
         let (snapshot, start) = shared.read { ($0.compositor.snapshot(of: link), $0.compositor.start) }
-        guard let snapshot else { return nil }
-        return LinkState(snapshot, peer: sessions[snapshot.owner]?.peer.identity ?? PeerCredentials.unknown.identity, start: start)
+        guard let snapshot else { return }
+        emit { viewer in event(LinkState(snapshot, peer: viewer.identity(of: holder), start: start)) }
+    }
+
+    /// Whose labels `viewer` may see in `decision`'s reason: a lookup of the holders of
+    /// the (at most two) links it names; everyone's for a viewer who sees everyone.
+    func labelVisibility(_ viewer: Viewer, of decision: Decision) -> (LinkID) -> Bool {
+        if viewer.scope == .everyone { return { _ in true } }
+        let named = decision.namedLinks
+        guard !named.isEmpty else { return { _ in true } }
+        let owners = shared.read { state in named.map { state.compositor.snapshot(of: $0)?.owner } }
+        var visible: Set<LinkID> = []
+        for (link, owner) in zip(named, owners) where viewer.mayIdentify(owner.flatMap { self.sessions[$0]?.peer }) {
+            visible.insert(link)
+        }
+        return { visible.contains($0) }
     }
 
     /// Runs a model operation, turning its errors into gRPC statuses.

@@ -38,8 +38,8 @@ final class CompositorCore {
     let rpcConfiguration: JSONRPCInbound.Configuration
     /// Called with a one-line summary whenever it changes (the systemd status line).
     var statusObserver: ((String) -> Void)?
-    /// The latest encoded `GetState` result and the model generation it shows.
-    var stateCache: (generation: UInt64, bytes: ByteBuffer)?
+    /// The latest encoded `GetState` results, per viewer scope, and the model generation they show.
+    var stateCache = EncodedStateCache()
 
     init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,

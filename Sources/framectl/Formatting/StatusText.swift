@@ -39,10 +39,11 @@ enum StatusText {
                 link.range.description + (link.highFrameRate ? " hfr" : ""),
                 link.paused ? "paused" : "\(FrameRateMath.format(link.callbackRate)) Hz",
                 link.label ?? "-",
-                String(link.peer.pid),
-                String(link.peer.uid),
+                // `-` where the daemon hides the holder (another user's link).
+                link.peer.map { String($0.pid) } ?? "-",
+                link.peer.map { String($0.uid) } ?? "-",
                 link.since.map { age(now - $0) } ?? "-",
-                link.peer.command ?? "-",
+                link.peer?.command ?? "-",
             ])
         }
         lines.append("  links:")
