@@ -1,12 +1,12 @@
-import FrameRateModel
-import FrameRatePosix
-import FrameRateProtocol
-import Logging
-import NIOCore
+package import FrameRateModel
+package import FrameRatePosix
+package import FrameRateProtocol
+package import Logging
+package import NIOCore
 
 extension CompositorCore {
     /// A display's rate changed at a vsync (reported by the tick plane, hopped here).
-    func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
+    package func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
         let decision = change.decision
         logger.info(
             "display \(display.rawValue) refresh rate \(FrameRateMath.format(change.from)) -> \(FrameRateMath.format(change.to)) Hz: \(change.reason)",

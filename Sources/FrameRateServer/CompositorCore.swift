@@ -3,11 +3,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import FrameRateModel
-import FrameRatePosix
-import FrameRateProtocol
-import Logging
-import NIOCore
+package import FrameRateModel
+package import FrameRatePosix
+package import FrameRateProtocol
+package import Logging
+package import NIOCore
 
 /// The control plane: every session, watch and request, confined to one NIO event loop.
 ///
@@ -15,7 +15,7 @@ import NIOCore
 /// else a request costs (parsing, encoding replies, logging, events to watchers) runs here,
 /// outside the lock, where it can delay other control requests but never a tick: ticks
 /// are written by the tick plane (``TickEngine``) on threads of their own.
-final class CompositorCore {
+package final class CompositorCore {
     enum Lifecycle { case running, stopping }
 
     let eventLoop: any EventLoop
@@ -32,7 +32,7 @@ final class CompositorCore {
     var watchers: [UInt64: Session] = [:]
     var lifecycle = Lifecycle.running
     /// The admin group's id, resolved at start and on reload.
-    var adminGroupID: UInt32?
+    package var adminGroupID: UInt32?
     let daemonUserID = geteuid()
     var lastWatch: UInt64 = 0
     let rpcConfiguration: JSONRPCInbound.Configuration
@@ -41,7 +41,7 @@ final class CompositorCore {
     /// The latest encoded `GetState` results, per viewer scope, and the model generation they show.
     var stateCache = EncodedStateCache()
 
-    init(
+    package init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
         now: @escaping @Sendable () -> MonotonicClock.Instant
     ) {
@@ -55,7 +55,7 @@ final class CompositorCore {
     }
 
     /// The model state the daemon starts with: displays whose first vsync is `start`.
-    static func initialState(configuration: ServerConfiguration, start: MonotonicClock.Instant, watchdogInterval: Duration?) -> DaemonState {
+    package static func initialState(configuration: ServerConfiguration, start: MonotonicClock.Instant, watchdogInterval: Duration?) -> DaemonState {
         DaemonState(
             compositor: Compositor(displays: configuration.displays, governor: configuration.governor, start: start),
             driver: FanOutDriver(
@@ -66,7 +66,7 @@ final class CompositorCore {
     }
 
     /// Logs what start-up needs to say, publishes the first status.
-    func start() {
+    package func start() {
         eventLoop.preconditionInEventLoop()
         if adminGroupID == nil {
             logger.notice(
@@ -216,7 +216,7 @@ final class CompositorCore {
     }
 
     /// The tick plane gave up on a connection that stopped reading.
-    func disconnectUnwritable(owner: OwnerID) {
+    package func disconnectUnwritable(owner: OwnerID) {
         guard let session = sessions[owner] else { return }
         logger.warning(
             "disconnecting a client that has not read for \(configuration.limits.unwritableTimeout): its ticks were being dropped",

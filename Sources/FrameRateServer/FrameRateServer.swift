@@ -154,8 +154,6 @@ public final class FrameRateServer: Service, Sendable {
             hooks.ready(socketPath)
         }.get()
 
-        let lineLength = configuration.limits.lineLength
-        let partialLineTimeout = configuration.limits.partialLineTimeout
         let threads = NIOThreadPool(numberOfThreads: 1)
         threads.start()
         let accepting = threads.runIfActive(eventLoop: eventLoop) {
@@ -171,10 +169,8 @@ public final class FrameRateServer: Service, Sendable {
                     .channelOption(.allowRemoteHalfClosure, value: true)
                     .channelInitializer { channel in
                         channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandlers(
-                                PartialLineTimeoutHandler(timeout: partialLineTimeout),
-                                ByteToMessageHandler(NDJSONLineDecoder(maximumLineLength: lineLength)),
-                                SessionHandler(core: bound.value, peer: peer, destination: { _ in .socket(descriptor) })
+                            try bound.value.addConnectionHandlers(
+                                to: channel.pipeline.syncOperations, peer: peer, destination: { _ in .socket(descriptor) }
                             )
                         }
                     }
