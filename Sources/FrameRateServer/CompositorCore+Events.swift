@@ -1,8 +1,8 @@
 package import FrameRateModel
-package import FrameRatePosix
-package import FrameRateProtocol
-package import Logging
-package import NIOCore
+import FrameRatePosix
+import FrameRateProtocol
+import Logging
+import NIOCore
 
 extension CompositorCore {
     /// A display's rate changed at a vsync (reported by the tick plane, hopped here).

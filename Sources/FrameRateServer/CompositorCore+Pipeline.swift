@@ -1,5 +1,5 @@
 package import FrameRatePosix
-package import FrameRateProtocol
+import FrameRateProtocol
 package import NIOCore
 
 extension CompositorCore {

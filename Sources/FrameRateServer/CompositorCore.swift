@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 package import FrameRateModel
-package import FrameRatePosix
+import FrameRatePosix
 package import FrameRateProtocol
 package import Logging
 package import NIOCore
@@ -19,7 +19,7 @@ package final class CompositorCore {
     enum Lifecycle { case running, stopping }
 
     let eventLoop: any EventLoop
-    private(set) var configuration: ServerConfiguration
+    package private(set) var configuration: ServerConfiguration
     var logger: Logger
     /// The model, the fan-out driver and the writers, shared with the tick plane.
     let shared: SharedModel
