@@ -36,9 +36,12 @@ struct HiddenHolderRenderingTests {
             ]
         )
         let lines = StatusText.lines(for: display, now: 105)
-        let row = try #require(lines.last).split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let row = try #require(lines.first { $0.hasPrefix("    1 ") }).split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         #expect(row == ["1", "(80,", "120,", "120)", "hfr", "120", "Hz", "-", "-", "-", "5s", "-"], "\(lines)")
         #expect(lines.contains("  held by: link 1"), "\(lines)")
+        // Why the dashes: said once, under the table.
+        #expect(lines.suffix(2).joined(separator: " ").contains("another user's link"), "\(lines)")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "80 columns")
     }
 
     @Test("event: 'holder hidden' instead of pid and uid")

@@ -48,8 +48,15 @@ enum StatusText {
         }
         lines.append("  links:")
         lines.append(contentsOf: table.lines(indent: "    "))
+        if display.links.contains(where: { $0.peer == nil }) {
+            lines += Wrap.lines("  ", Self.hiddenHolderNote, indent: "  ", width: 80)
+        }
         return lines
     }
+
+    /// Said under the links when the daemon hid some holders, so `-` is not read as "unknown".
+    static let hiddenHolderNote =
+        "(-: another user's link; the daemon shows who holds a link, and its label, only to that user, root and the admin group)"
 
     /// How long ago, compactly: `42s`, `5m12s`, `3h04m`, `2d05h`.
     static func age(_ seconds: Double) -> String {
