@@ -48,7 +48,9 @@ let package = Package(
         .library(name: "FrameRateProtocol", targets: ["FrameRateProtocol"]),
         .library(name: "FrameRateClient", targets: ["FrameRateClient"]),
         // Test support, kept out of the production modules (as NIO ships NIOEmbedded and
-        // Hummingbird HummingbirdTesting): the stepped clock for time-dependent logic.
+        // Hummingbird HummingbirdTesting): the stepped clock for time-dependent logic, and
+        // the embedded server harness (a whole daemon in-process, stepped by hand) that the
+        // server tests and the dispatcher fuzz target drive.
         .library(name: "FrameRateTesting", targets: ["FrameRateTesting"]),
     ],
     dependencies: [
@@ -184,6 +186,12 @@ let package = Package(
         ),
         .target(
             name: "FrameRateTesting",
+            dependencies: [
+                "FrameRateServer", "FrameRatePosix", "FrameRateProtocol", "FrameRateModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

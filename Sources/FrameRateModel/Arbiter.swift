@@ -157,9 +157,9 @@ public struct Arbiter: Sendable {
         // Sorted so that sums and reasons never depend on registration order.
         let ordered = ballot.groups.groups.sorted { $0.representative.link < $1.representative.link }
         // The reason names at most the first decider (a group's representative) and the first limited link.
-        func name(_ link: LinkID) -> String {
-            if let first = ballot.firstLimited, first.link == link { return first.reasonName }
-            return ordered.first { $0.representative.link == link }?.representative.reasonName ?? "\(link)"
+        func vote(_ link: LinkID) -> LinkVote? {
+            if let first = ballot.firstLimited, first.link == link { return first }
+            return ordered.first { $0.representative.link == link }?.representative
         }
 
         func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
@@ -170,13 +170,20 @@ public struct Arbiter: Sendable {
                 deciderCount += ordered[index].count
             }
             let limited = ballot.limited.items
+            // The links the sentence names (at most two), kept so it can be said again
+            // without their labels (``Decision/reason(showingLabelOf:)``).
+            var named: [LinkVote] = []
             let reason = DecisionReason.sentence(
                 rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
-                limited: limited, limitedCount: ballot.limited.total, name: name
-            )
+                limited: limited, limitedCount: ballot.limited.total
+            ) { link in
+                guard let vote = vote(link) else { return "\(link)" }
+                if !named.contains(where: { $0.link == link }) { named.append(vote) }
+                return vote.reasonName
+            }
             return Decision(
                 rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
-                limited: limited, limitedCount: ballot.limited.total, pending: nil, reason: reason
+                limited: limited, limitedCount: ballot.limited.total, pending: nil, reason: reason, named: named
             )
         }
 

@@ -92,15 +92,36 @@ public struct Decision: Hashable, Sendable {
     /// A change already decided and not yet in force, if any. Only a display's
     /// decision carries one (``Compositor/decision(of:)``); an arbitration alone never does.
     public let pending: PendingRateChange?
-    /// One sentence for people, built from the fields above.
+    /// One sentence for people, built from the fields above, naming links with their
+    /// labels (``reason(showingLabelOf:)`` says it without some of them).
     public let reason: String
+    /// The links ``reason`` names (at most two: the first decider and the first limited
+    /// link), with the label and range it names them by.
+    let named: [LinkVote]
+
+    /// The links ``reason`` names by label (at most two), whose holders decide who may see those labels.
+    public var namedLinks: [LinkID] { named.map(\.link) }
 
     /// The same decision with `pending` set.
     func with(pending: PendingRateChange?) -> Decision {
         Decision(
             rate: rate, rule: rule, deciders: deciders, deciderCount: deciderCount, cap: cap,
-            limited: limited, limitedCount: limitedCount, pending: pending, reason: reason
+            limited: limited, limitedCount: limitedCount, pending: pending, reason: reason, named: named
         )
+    }
+
+    /// ``reason`` as a viewer sees it who may see the label of a link only when
+    /// `showingLabelOf` says so: `link 3 (80, 120, 120)` instead of `link 3 'scroll' (80, 120, 120)`.
+    /// A label is its holder's words (an app's name, a window title), private to its holder.
+    public func reason(showingLabelOf showingLabel: (LinkID) -> Bool) -> String {
+        guard named.contains(where: { $0.label != nil && !showingLabel($0.link) }) else { return reason }
+        return DecisionReason.sentence(
+            rate: rate, rule: rule, deciders: deciders, deciderCount: deciderCount, cap: cap,
+            limited: limited, limitedCount: limitedCount
+        ) { link in
+            guard let vote = named.first(where: { $0.link == link }) else { return "\(link)" }
+            return vote.reasonName(showingLabel: showingLabel(link))
+        }
     }
 
     /// The chosen refresh rate, in Hz (the name before ``rate``).

@@ -449,16 +449,16 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     func snapshot(at now: Duration?) -> DisplaySnapshot {
         let refresh = refreshRate
         let decision = self.decision
-        var reason = decision.reason
+        var prefix = ""
         if let pending = decision.pending {
-            reason = "moving to \(FrameRateMath.format(pending.rate)) Hz"
+            prefix = "moving to \(FrameRateMath.format(pending.rate)) Hz"
                 + (pending.rate > refresh
                     ? " at the next vsync"
                     : decision.rule == .idle ? " once the idle timeout and the decrease dwell pass" : " after the decrease dwell")
-                + ": \(reason)"
+                + ": "
         }
         return DisplaySnapshot(
-            id: id, profile: arbiter.profile, refreshRate: refresh, reason: reason,
+            id: id, profile: arbiter.profile, refreshRate: refresh, reasonPrefix: prefix,
             targetRate: decision.rate, caps: caps, links: links.map { linkSnapshot($0, at: now) }, decision: decision,
             residency: residency.entries(at: now ?? latestTime)
         )

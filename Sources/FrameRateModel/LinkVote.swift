@@ -19,8 +19,12 @@ public struct LinkVote: Hashable, Sendable {
     }
 
     /// `link 3 'scroll' (80, 120, 120)`.
-    var reasonName: String {
-        let name = label.map { "\(link) '\($0)'" } ?? "\(link)"
+    var reasonName: String { reasonName(showingLabel: true) }
+
+    /// `link 3 'scroll' (80, 120, 120)`, or `link 3 (80, 120, 120)` without the label
+    /// (for a viewer who may not see who holds the link: the label is the holder's words).
+    func reasonName(showingLabel: Bool) -> String {
+        let name = showingLabel ? label.map { "\(link) '\($0)'" } ?? "\(link)" : "\(link)"
         return "\(name) \(range)"
     }
 }

@@ -27,8 +27,11 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let profile: DisplayProfile
     /// The refresh rate in force, in Hz.
     public let refreshRate: Double
+    /// What comes before the decision's reason in ``reason``: when a pending change
+    /// happens (`moving to 60 Hz after the decrease dwell: `), or empty.
+    let reasonPrefix: String
     /// Why that rate: the decision's reason, prefixed with when a pending change happens.
-    public let reason: String
+    public var reason: String { reasonPrefix + decision.reason }
     /// The rate arbitration wants, in Hz (differs from `refreshRate` during a decrease dwell or idle wait).
     public let targetRate: Double
     /// The caps in force.
@@ -39,6 +42,12 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let decision: Decision
     /// Time at each rate since the display started, and who held it there, highest rate first.
     public let residency: [ResidencyEntry]
+
+    /// ``reason`` naming a link by its label only when `showingLabelOf` says so
+    /// (``Decision/reason(showingLabelOf:)``).
+    public func reason(showingLabelOf showingLabel: (LinkID) -> Bool) -> String {
+        reasonPrefix + decision.reason(showingLabelOf: showingLabel)
+    }
 }
 
 /// What a successful registration or update reports.

@@ -1,4 +1,4 @@
-import FrameRateModel
+package import FrameRateModel
 import FrameRatePosix
 import FrameRateProtocol
 import Logging
@@ -6,7 +6,7 @@ import NIOCore
 
 extension CompositorCore {
     /// A display's rate changed at a vsync (reported by the tick plane, hopped here).
-    func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
+    package func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
         let decision = change.decision
         logger.info(
             "display \(display.rawValue) refresh rate \(FrameRateMath.format(change.from)) -> \(FrameRateMath.format(change.to)) Hz: \(change.reason)",
@@ -21,12 +21,14 @@ extension CompositorCore {
         if !watchers.isEmpty {
             // The start is fixed for the daemon's life; no pending change in an event's decision.
             let start = shared.read { $0.compositor.start }
-            emit(
-                .refreshRateChanged(
-                    display: display, from: change.from, to: change.to, reason: change.reason,
-                    decision: DecisionState(decision, start: start), at: now().seconds
+            let at = now().seconds
+            emit { viewer in
+                let showingLabel = self.labelVisibility(viewer, of: decision)
+                return .refreshRateChanged(
+                    display: display, from: change.from, to: change.to, reason: decision.reason(showingLabelOf: showingLabel),
+                    decision: DecisionState(decision, start: start, showingLabelOf: showingLabel), at: at
                 )
-            )
+            }
         }
         publishStatus()
     }
@@ -41,14 +43,24 @@ extension CompositorCore {
 
     /// Sends `event` to every watch. A watcher whose connection is not reading loses
     /// events rather than growing the daemon's memory; it can resynchronise with GetState.
-    /// Each watch's line is encoded on its own (it carries its watch id); the cost is
-    /// bounded by the watch limits (16 per connection, 64 per unprivileged user).
     func emit(_ event: CompositorEvent) {
+        emit { _ in event }
+    }
+
+    /// Sends every watch the event as its viewer may see it (``Viewer``): `event` runs
+    /// once per viewer scope among the watchers. Each watch's line is encoded on its own
+    /// (it carries its watch id); the cost is bounded by the watch limits (16 per
+    /// connection, 64 per unprivileged user).
+    func emit(_ event: (Viewer) -> CompositorEvent) {
         guard !watchers.isEmpty else { return }
         let allocator = ByteBufferAllocator()
+        var seen: [Viewer.Scope: CompositorEvent] = [:]
         for (watch, session) in watchers where session.isWritable {
+            let viewer = viewer(of: session)
+            let shown = seen[viewer.scope] ?? event(viewer)
+            seen[viewer.scope] = shown
             var buffer = allocator.buffer(capacity: 256)
-            JSONRPCOutboundMessage.notification(method: V1Method.event.rawValue, params: event.params(watch: watch))
+            JSONRPCOutboundMessage.notification(method: V1Method.event.rawValue, params: shown.params(watch: watch))
                 .writeLine(into: &buffer)
             session.write(buffer)
         }

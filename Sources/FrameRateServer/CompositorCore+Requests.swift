@@ -26,7 +26,7 @@ extension CompositorCore {
                 } else if method == V1Method.getState.rawValue {
                     result = Result { () throws(RPCError) in
                         _ = try ParamReader(params, allowed: [])
-                        return .encoded(encodedState())
+                        return .encoded(encodedState(for: viewer(of: session)))
                     }
                 } else {
                     result = dispatch(method: method, params: params, session: session).map { .value($0) }
@@ -66,7 +66,7 @@ extension CompositorCore {
             case .invalidate: return .success(try invalidate(params, session: session))
             case .frameDone: return .success(try frameDone(params, session: session))
             case .present: return .success(try present(params, session: session))
-            case .getState: return .success(try getState(params))
+            case .getState: return .success(try getState(params, session: session))
             case .setCaps: return .success(try setCaps(params, session: session))
             case .watch: return .success(try watch(params, session: session))
             case .unwatch: return .success(try unwatch(params, session: session))
@@ -122,7 +122,7 @@ extension CompositorCore {
                 "paused": "\(request.paused)",
             ]) { $1 }
         )
-        if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
+        emitLinkEvent(status.link, holder: session.peer) { .linkAdded(display: status.display, link: $0) }
         trace {
             let state = shared.read { $0.compositor.snapshot(of: status.link) }.map {
                 LinkState($0, peer: session.peer.identity, start: start)
@@ -131,7 +131,9 @@ extension CompositorCore {
                 + decisionRecords([status.display], at: at)
         }
         publishStatus()
-        return LinkStatusResult(status, includeDisplay: true, start: start).jsonValue
+        return LinkStatusResult(
+            status, includeDisplay: true, start: start, showingLabelOf: labelVisibility(viewer(of: session), of: status.decision)
+        ).jsonValue
     }
 
     private func update(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -149,9 +151,11 @@ extension CompositorCore {
             "link \(request.link.rawValue) updated",
             metadata: ["link": "\(request.link.rawValue)", "range": "\(request.range.map { "\($0)" } ?? "-")", "paused": "\(request.paused.map { "\($0)" } ?? "-")"]
         )
-        if let link = linkState(request.link) { emit(.linkUpdated(display: status.display, link: link)) }
+        emitLinkEvent(request.link, holder: session.peer) { .linkUpdated(display: status.display, link: $0) }
         trace { decisionRecords([status.display], at: at) }
-        return LinkStatusResult(status, includeDisplay: false, start: start).jsonValue
+        return LinkStatusResult(
+            status, includeDisplay: false, start: start, showingLabelOf: labelVisibility(viewer(of: session), of: status.decision)
+        ).jsonValue
     }
 
     private func invalidate(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -222,9 +226,9 @@ extension CompositorCore {
         return .object([:])
     }
 
-    private func getState(_ params: JSONValue?) throws(RPCError) -> JSONValue {
+    private func getState(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         _ = try ParamReader(params, allowed: [])
-        return currentState().jsonValue
+        return currentState(for: viewer(of: session)).jsonValue
     }
 
     private func setCaps(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -264,7 +268,7 @@ extension CompositorCore {
         lastWatch += 1
         session.watches.insert(lastWatch)
         watchers[lastWatch] = session
-        return ["watch": JSONValue(lastWatch), "state": currentState().jsonValue]
+        return ["watch": JSONValue(lastWatch), "state": currentState(for: viewer(of: session)).jsonValue]
     }
 
     private func unwatch(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -309,51 +313,65 @@ extension CompositorCore {
         )
     }
 
-    /// The full state, with each link's holder.
+    /// Who `session` is as a viewer of the state, decided now (SIGHUP may have re-read the admin group).
+    func viewer(of session: Session) -> Viewer {
+        Viewer(peer: session.peer, isPrivileged: isPrivileged(session.peer))
+    }
+
+    /// The whole state as `viewer` may see it: each link's holder, or `null` where hidden.
     /// Residency and hitch ratios are as of now; a link that has ended keeps the identity
-    /// its connection had (``retiredPeers``).
-    func currentState() -> CompositorState {
+    /// its connection had (``retiredPeers``), shown by the same rule.
+    func currentState(for viewer: Viewer) -> CompositorState {
         let at = now()
         let (snapshot, start) = shared.read { ($0.compositor.snapshot(at: at), $0.compositor.start) }
         return CompositorState(
             displays: snapshot.map { snapshot in
-                DisplayState(snapshot, start: start, now: at) { owner in self.identity(of: owner) }
+                DisplayState(snapshot, start: start, now: at) { owner in viewer.identity(of: self.holder(of: owner)) }
             }
         )
     }
 
-    /// Who holds (or held) links of `owner`: its connection's peer, or the one it had.
-    func identity(of owner: OwnerID) -> PeerIdentity {
-        sessions[owner]?.peer.identity ?? retiredPeers[owner] ?? PeerCredentials.unknown.identity
+    /// Who holds (or held) links of `owner`: its connection's peer, or the one it had;
+    /// `nil` when unknown.
+    func holder(of owner: OwnerID) -> PeerCredentials? {
+        sessions[owner]?.peer ?? retiredPeers[owner]
     }
 
-    /// ``currentState()`` as encoded JSON, built at most once per model generation: a
-    /// flood of GetState between two changes costs one snapshot and one encoding, then a
-    /// copy of the bytes per request.
-    ///
-    /// Residency and hitch ratios change with time alone, so a cached encoding also
-    /// expires after ``stateCacheLifetime``: a flood still costs one encoding per 100 ms.
-    func encodedState() -> ByteBuffer {
-        let generation = shared.read { $0.generation }
-        let at = now()
-        if let stateCache, stateCache.generation == generation, at < stateCache.builtAt.advanced(by: Self.stateCacheLifetime) {
-            return stateCache.bytes
-        }
+    /// ``currentState(for:)`` as encoded JSON, built at most once per model generation,
+    /// 100 ms window and viewer scope (``EncodedStateCache``, at most 64 kept): a flood of
+    /// GetState between two changes costs one snapshot and one encoding per scope every
+    /// 100 ms (residency and hitch ratios change with time alone), then a copy of the bytes
+    /// per request.
+    func encodedState(for viewer: Viewer) -> ByteBuffer {
+        let edition = shared.read { StateEdition(generation: $0.generation, elapsed: $0.compositor.start.duration(to: now())) }
+        if let bytes = stateCache.bytes(for: viewer.scope, generation: edition) { return bytes }
         var bytes = ByteBuffer()
-        bytes.writeJSONValue(currentState().jsonValue)
-        stateCache = (generation, at, bytes)
+        bytes.writeJSONValue(currentState(for: viewer).jsonValue)
+        stateCache.store(bytes, for: viewer.scope, generation: edition)
         return bytes
     }
 
-    /// How long an encoded GetState is reused while nothing changes: 100 ms.
-    static let stateCacheLifetime = Duration.milliseconds(100)
-
-    /// One link's state for a watch event; `nil` when nobody watches (no work on the hot path).
-    func linkState(_ link: LinkID) -> LinkState? {
-        guard !watchers.isEmpty else { return nil }
+    /// Sends watchers an event about `link`, held by `holder`, each seeing the link as
+    /// its viewer may; no work when nobody watches (the hot path).
+    func emitLinkEvent(_ link: LinkID, holder: PeerCredentials, _ event: (LinkState) -> CompositorEvent) {
+        guard !watchers.isEmpty else { return }
         let (snapshot, start) = shared.read { ($0.compositor.snapshot(of: link), $0.compositor.start) }
-        guard let snapshot else { return nil }
-        return LinkState(snapshot, peer: sessions[snapshot.owner]?.peer.identity ?? PeerCredentials.unknown.identity, start: start)
+        guard let snapshot else { return }
+        emit { viewer in event(LinkState(snapshot, peer: viewer.identity(of: holder), start: start)) }
+    }
+
+    /// Whose labels `viewer` may see in `decision`'s reason: a lookup of the holders of
+    /// the (at most two) links it names; everyone's for a viewer who sees everyone.
+    func labelVisibility(_ viewer: Viewer, of decision: Decision) -> (LinkID) -> Bool {
+        if viewer.scope == .everyone { return { _ in true } }
+        let named = decision.namedLinks
+        guard !named.isEmpty else { return { _ in true } }
+        let owners = shared.read { state in named.map { state.compositor.snapshot(of: $0)?.owner } }
+        var visible: Set<LinkID> = []
+        for (link, owner) in zip(named, owners) where viewer.mayIdentify(owner.flatMap { self.sessions[$0]?.peer }) {
+            visible.insert(link)
+        }
+        return { visible.contains($0) }
     }
 
     /// Runs a model operation, turning its errors into gRPC statuses.

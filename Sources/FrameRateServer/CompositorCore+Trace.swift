@@ -48,7 +48,7 @@ extension CompositorCore {
             }
         }
         logger.info("trace \(trace) started", metadata: peerMetadata(session.peer).merging(["event": "trace-started"]) { $1 })
-        return ["trace": JSONValue(trace), "state": currentState().jsonValue]
+        return ["trace": JSONValue(trace), "state": currentState(for: viewer(of: session)).jsonValue]
     }
 
     func stopTrace(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -80,8 +80,11 @@ extension CompositorCore {
     func flushTraces() {
         for (trace, owner) in traces {
             guard let session = sessions[owner], session.isWritable else { continue }
-            let (records, lost) = shared.tracer.drain(trace)
+            var (records, lost) = shared.tracer.drain(trace)
             guard !records.isEmpty || lost > 0 else { continue }
+            // Records are made once for every trace; each trace sees them as its viewer may.
+            let viewer = viewer(of: session)
+            if viewer.scope != .everyone { records = records.map { viewer.shown($0) } }
             var buffer = session.context.channel.allocator.buffer(capacity: 128 * min(records.count, Self.recordsPerNotification) + 64)
             var start = 0
             repeat {
@@ -106,7 +109,10 @@ extension CompositorCore {
         shared.read { state in
             displays.compactMap { display in
                 guard let decision = try? state.compositor.decision(of: display) else { return nil }
-                return .decision(display: display, at: at.seconds, rate: decision.rate, rule: decision.rule.rawValue, reason: decision.reason)
+                return .decision(
+                    display: display, at: at.seconds, rate: decision.rate, rule: decision.rule.rawValue, reason: decision.reason,
+                    reasonWithoutLabels: decision.reason(showingLabelOf: { _ in false })
+                )
             }
         }
     }

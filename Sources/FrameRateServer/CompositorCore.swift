@@ -3,11 +3,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import FrameRateModel
+package import FrameRateModel
 import FrameRatePosix
-import FrameRateProtocol
-import Logging
-import NIOCore
+package import FrameRateProtocol
+package import Logging
+package import NIOCore
 
 /// The control plane: every session, watch and request, confined to one NIO event loop.
 ///
@@ -15,7 +15,7 @@ import NIOCore
 /// else a request costs (parsing, encoding replies, logging, events to watchers) runs here,
 /// outside the lock, where it can delay other control requests but never a tick: ticks
 /// are written by the tick plane (``TickEngine``) on threads of their own.
-final class CompositorCore {
+package final class CompositorCore {
     enum Lifecycle {
         case running, stopping
         /// Handing every connection to the next daemon: closing one releases nothing.
@@ -23,7 +23,7 @@ final class CompositorCore {
     }
 
     let eventLoop: any EventLoop
-    private(set) var configuration: ServerConfiguration
+    package private(set) var configuration: ServerConfiguration
     var logger: Logger
     /// The model, the fan-out driver and the writers, shared with the tick plane.
     let shared: SharedModel
@@ -36,24 +36,25 @@ final class CompositorCore {
     var watchers: [UInt64: Session] = [:]
     var lifecycle = Lifecycle.running
     /// The admin group's id, resolved at start and on reload.
-    var adminGroupID: UInt32?
+    package var adminGroupID: UInt32?
     let daemonUserID = geteuid()
     var lastWatch: UInt64 = 0
     let rpcConfiguration: JSONRPCInbound.Configuration
     /// Called with a one-line summary whenever it changes (the systemd status line).
     var statusObserver: ((String) -> Void)?
-    /// The latest encoded `GetState` result, the model generation it shows and when it was built.
-    var stateCache: (generation: UInt64, builtAt: MonotonicClock.Instant, bytes: ByteBuffer)?
+    /// The latest encoded `GetState` results, per viewer scope, the model generation they show
+    /// and when they were built.
+    var stateCache = EncodedStateCache<StateEdition>()
     /// The identity of closed connections whose links still hold residency shares, so
     /// GetState names them as they were. Pruned to the owners residency still names.
-    var retiredPeers: [OwnerID: PeerIdentity] = [:]
+    var retiredPeers: [OwnerID: PeerCredentials] = [:]
     /// Running traces and the connection each belongs to.
     var traces: [UInt64: OwnerID] = [:]
     var lastTrace: UInt64 = 0
     /// Sends running traces their records (only while one runs).
     var traceFlush: RepeatedTask?
 
-    init(
+    package init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
         now: @escaping @Sendable () -> MonotonicClock.Instant
     ) {
@@ -67,7 +68,7 @@ final class CompositorCore {
     }
 
     /// The model state the daemon starts with: displays whose first vsync is `start`.
-    static func initialState(configuration: ServerConfiguration, start: MonotonicClock.Instant, watchdogInterval: Duration?) -> DaemonState {
+    package static func initialState(configuration: ServerConfiguration, start: MonotonicClock.Instant, watchdogInterval: Duration?) -> DaemonState {
         DaemonState(
             compositor: Compositor(displays: configuration.displays, governor: configuration.governor, start: start),
             driver: FanOutDriver(
@@ -78,7 +79,7 @@ final class CompositorCore {
     }
 
     /// Logs what start-up needs to say, publishes the first status.
-    func start() {
+    package func start() {
         eventLoop.preconditionInEventLoop()
         if adminGroupID == nil {
             logger.notice(
@@ -225,7 +226,7 @@ final class CompositorCore {
     /// Keeps a closed connection's identity for the residency its links earned; drops the
     /// identities residency no longer names once there are more than ``retiredPeerLimit``.
     private func retire(_ session: Session) {
-        retiredPeers[session.owner] = session.peer.identity
+        retiredPeers[session.owner] = session.peer
         guard retiredPeers.count > Self.retiredPeerLimit else { return }
         let named = shared.read { state in
             Set(state.compositor.snapshot.flatMap { $0.residency.flatMap { $0.heldBy.compactMap(\.owner) } })
@@ -263,7 +264,7 @@ final class CompositorCore {
     }
 
     /// The tick plane gave up on a connection that stopped reading.
-    func disconnectUnwritable(owner: OwnerID) {
+    package func disconnectUnwritable(owner: OwnerID) {
         guard let session = sessions[owner] else { return }
         logger.warning(
             "disconnecting a client that has not read for \(configuration.limits.unwritableTimeout): its ticks were being dropped",

@@ -1,4 +1,4 @@
-import FrameRateModel
+package import FrameRateModel
 
 /// The tick plane's decisions, as a pure state machine over clock `C`: given `now`, which
 /// vsyncs to process, whom to disconnect, when to ping the watchdog, and when to wake next.
@@ -17,7 +17,7 @@ import FrameRateModel
 ///   gets no ticks (each missed interval is counted in its next tick's `skipped`); one
 ///   that stays so for ``Settings/unwritableTimeout`` is disconnected.
 /// - **Lifecycle.** After ``stop()`` it does nothing and never wakes.
-struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
+package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// Timing settings, in clock durations.
     struct Settings: Sendable {
         /// How long a connection may stay unwritable before it is disconnected.
@@ -90,7 +90,7 @@ struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The earliest instant anything is due, or `nil`.
-    func nextDeadline(compositor: Compositor<C>) -> C.Instant? {
+    package func nextDeadline(compositor: Compositor<C>) -> C.Instant? {
         guard !stopped else { return nil }
         var earliest = nextWatchdogPing
         func consider(_ instant: C.Instant?) {

@@ -143,8 +143,6 @@ public final class FrameRateServer: Service, Sendable {
             case .inherited(_, let path): path
             }
 
-        let lineLength = configuration.limits.lineLength
-        let partialLineTimeout = configuration.limits.partialLineTimeout
         /// Serves a connected socket: accepted now, or handed over by the previous daemon.
         let serve: @Sendable (Int32, PeerCredentials, HandoverSession?) -> EventLoopFuture<Void> = { descriptor, peer, adopting in
             // The writer keeps `descriptor` (see SocketWriter: it must outlive NIO's
@@ -158,13 +156,8 @@ public final class FrameRateServer: Service, Sendable {
                 .channelOption(.allowRemoteHalfClosure, value: true)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let input = HandoverInput()
-                        try channel.pipeline.syncOperations.addHandlers(
-                            PartialLineTimeoutHandler(timeout: partialLineTimeout),
-                            ByteToMessageHandler(HandoverLineDecoder(maximumLineLength: lineLength, input: input)),
-                            SessionHandler(
-                                core: bound.value, peer: peer, destination: { _ in .socket(descriptor) }, input: input, adopting: adopting
-                            )
+                        try bound.value.addConnectionHandlers(
+                            to: channel.pipeline.syncOperations, peer: peer, destination: { _ in .socket(descriptor) }, adopting: adopting
                         )
                     }
                 }

@@ -2,7 +2,7 @@ import FrameRateModel
 
 /// One connection in a handover snapshot: the owner id its links and watches belong to,
 /// the socket that carries it, and what the old daemon had read from it but not handled.
-struct HandoverSession: Hashable, Sendable {
+package struct HandoverSession: Hashable, Sendable {
     /// The connection's owner id (kept, so the compositor's links stay its own).
     var owner: OwnerID
     /// The socket's inode: matches the snapshot's record to a descriptor from the store,

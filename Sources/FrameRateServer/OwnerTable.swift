@@ -1,4 +1,4 @@
-import FrameRateModel
+package import FrameRateModel
 
 /// Values indexed by owner id (the control loop's sessions, the tick plane's writers), so
 /// the tick fan-out finds a tick's connection by indexing an array instead of hashing.
@@ -7,7 +7,7 @@ import FrameRateModel
 /// (lowest first), the generation never is, so an owner id still names only its own
 /// connection after its slot is reused (ticks computed for a connection that closed
 /// meanwhile find nothing).
-struct OwnerTable<Value> {
+package struct OwnerTable<Value> {
     private var slots: [(owner: OwnerID, value: Value)?] = []
     /// Free slots, highest first, so `popLast` reuses the lowest.
     private var free: [Int] = []
@@ -51,7 +51,7 @@ struct OwnerTable<Value> {
     private static func slot(of owner: OwnerID) -> Int { Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF) - 1 }
 
     /// The value of `owner`, if present; setting `nil` is ``removeValue(forKey:)``.
-    subscript(owner: OwnerID) -> Value? {
+    package subscript(owner: OwnerID) -> Value? {
         get {
             let slot = Self.slot(of: owner)
             guard slots.indices.contains(slot), let entry = slots[slot], entry.owner == owner else { return nil }

@@ -1,6 +1,6 @@
-import FrameRateModel
-import FrameRateProtocol
-import FrameRatePosix
+package import FrameRateModel
+package import FrameRateProtocol
+package import FrameRatePosix
 import Synchronization
 
 /// What the control loop and the tick plane share, behind one lock: the compositor model,
@@ -10,13 +10,13 @@ import Synchronization
 /// never for I/O, encoding or logging, so neither side can hold the other up for long.
 /// Lock order: a ``SocketWriter``'s lock may be held when this one is taken (a writer's
 /// writability observer reports to the driver), never the other way round.
-struct DaemonState: Sendable {
+package struct DaemonState: Sendable {
     /// The compositor: links, arbitration, pacing, vsync grids.
-    var compositor: Compositor<MonotonicClock>
+    package var compositor: Compositor<MonotonicClock>
     /// The tick plane's schedule, unwritable set and watchdog.
-    var driver: FanOutDriver<MonotonicClock>
+    package var driver: FanOutDriver<MonotonicClock>
     /// Each connection's writer, by owner.
-    var writers = OwnerTable<SocketWriter>()
+    package var writers = OwnerTable<SocketWriter>()
     /// Bumped by every change that ``CompositorState`` shows (links, caps, rates), so a
     /// snapshot encoded for one generation can be reused until the next.
     var generation: UInt64 = 0
@@ -26,21 +26,21 @@ struct DaemonState: Sendable {
 }
 
 /// The lock around ``DaemonState``, plus the tick plane's wake-up.
-final class SharedModel: Sendable {
+package final class SharedModel: Sendable {
     private let state: Mutex<DaemonState>
     /// Wakes the tick plane's leader thread.
-    let waiter: EventWaiter
+    package let waiter: EventWaiter
     /// The running traces' records (its own lock).
     let tracer: TraceRecorder
 
-    init(_ state: DaemonState, waiter: EventWaiter, tracer: TraceRecorder = TraceRecorder()) {
+    package init(_ state: DaemonState, waiter: EventWaiter, tracer: TraceRecorder = TraceRecorder()) {
         self.state = Mutex(state)
         self.waiter = waiter
         self.tracer = tracer
     }
 
     /// Reads the state (no change, no wake-up).
-    func read<T>(_ body: (borrowing DaemonState) throws -> T) rethrows -> T {
+    package func read<T>(_ body: (borrowing DaemonState) throws -> T) rethrows -> T {
         try state.withLock { try body($0) }
     }
 

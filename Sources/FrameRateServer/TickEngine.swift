@@ -1,7 +1,7 @@
-import FrameRateModel
-import FrameRatePosix
-import FrameRateProtocol
-import NIOCore
+package import FrameRateModel
+package import FrameRatePosix
+package import FrameRateProtocol
+package import NIOCore
 import Synchronization
 
 /// The tick plane: dedicated threads that deliver every link's ticks on its display's
@@ -18,16 +18,26 @@ import Synchronization
 ///
 /// ``step(at:)`` is one iteration without the wait: the server harness calls it with
 /// exact instants; ``run()`` loops it on the leader thread.
-final class TickEngine: Sendable {
+package final class TickEngine: Sendable {
     /// What the control loop hears from the tick plane. Called on a tick-plane thread;
     /// each must hand its work to the control loop and return at once.
-    struct Events: Sendable {
+    package struct Events: Sendable {
         /// A display's refresh rate changed at a vsync.
         var rateChanged: @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in }
         /// A connection has not read for the unwritable timeout: close it.
         var disconnect: @Sendable (OwnerID) -> Void = { _ in }
         /// The tick plane is alive (watchdog).
         var watchdog: @Sendable () -> Void = {}
+
+        package init(
+            rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
+            disconnect: @escaping @Sendable (OwnerID) -> Void = { _ in },
+            watchdog: @escaping @Sendable () -> Void = {}
+        ) {
+            self.rateChanged = rateChanged
+            self.disconnect = disconnect
+            self.watchdog = watchdog
+        }
     }
 
     /// A tick's own fields with the connection it goes to and which of the vsync's shared
@@ -61,7 +71,7 @@ final class TickEngine: Sendable {
     ///   - workers: fan-out threads in all (the leader plus `workers - 1` helpers).
     ///   - sendPath: how the threads hand their sends to the kernel, if it allows
     ///     (``BatchSender/Path/ioUring`` falls back to `send` calls where io_uring is unavailable).
-    init(shared: SharedModel, workers: Int, sendPath: BatchSender.Path = .ioUring, events: Events) throws(PosixError) {
+    package init(shared: SharedModel, workers: Int, sendPath: BatchSender.Path = .ioUring, events: Events) throws(PosixError) {
         self.shared = shared
         self.events = events
         var helpers: [FanOutHelper] = []
@@ -119,7 +129,7 @@ final class TickEngine: Sendable {
     /// One iteration at `now`: processes what is due, delivers it, reports the rest.
     /// - Returns: when to run the next one (`nil`: only when woken).
     @discardableResult
-    func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
+    package func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
         let (wake, writers, presented) = shared.update { state -> (FanOutDriver<MonotonicClock>.Wake, [[SocketWriter?]], [Presented]) in
             let wake = state.driver.wake(at: now, compositor: &state.compositor)
             state.tickPlaneSleepsUntil = wake.sleepUntil

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Its own lock, never held with the model lock taken inside it: recording happens after
 /// the model work. When no trace runs, recording costs one atomic load.
-final class TraceRecorder: Sendable {
+package final class TraceRecorder: Sendable {
     /// Records kept per trace between two drains; past it records are counted as lost.
     static let capacity = 1 << 16
 
@@ -76,7 +76,10 @@ final class TraceRecorder: Sendable {
         if let change = report.rateChange {
             records.append(.rateChange(display: display, at: at, from: change.from, to: change.to))
             records.append(
-                .decision(display: display, at: at, rate: change.decision.rate, rule: change.decision.rule.rawValue, reason: change.reason)
+                .decision(
+                    display: display, at: at, rate: change.decision.rate, rule: change.decision.rule.rawValue, reason: change.reason,
+                    reasonWithoutLabels: change.decision.reason(showingLabelOf: { _ in false })
+                )
             )
         }
         for tick in report.ticks {

@@ -19,7 +19,11 @@ struct CompositorEventTests {
             var paused = link
             paused.paused = true
             paused.label = nil
-            paused.peer.command = nil
+            paused.peer?.command = nil
+            // Another user's link, as an unprivileged viewer sees it: no holder, no label.
+            var hidden = link
+            hidden.peer = nil
+            hidden.label = nil
             return [
                 .refreshRateChanged(display: DisplayID(rawValue: 0), from: 60, to: 120, reason: "120 Hz is the lowest rate"),
                 .refreshRateChanged(display: DisplayID(rawValue: 1), from: 23.976, to: 10, reason: ""),
@@ -29,6 +33,7 @@ struct CompositorEventTests {
                 ),
                 .linkAdded(display: DisplayID(rawValue: 0), link: link),
                 .linkUpdated(display: DisplayID(rawValue: 2), link: paused),
+                .linkAdded(display: DisplayID(rawValue: 0), link: hidden),
                 .linkRemoved(display: DisplayID(rawValue: 0), link: LinkID(rawValue: 7), reason: "connection closed"),
                 .capsChanged(display: DisplayID(rawValue: 0), caps: DisplayCaps(lowPowerMode: true, thermalState: .critical)),
                 .capsChanged(display: DisplayID(rawValue: 1), caps: DisplayCaps(limitFrameRate: true, thermalState: .fair)),

@@ -130,7 +130,7 @@ struct DecisionMessageTests {
             at: start
         )
         let decision = status.decision
-        let wire = DecisionState(decision, start: model.start)
+        let wire = DecisionState(decision, start: model.start) { _ in true }
         #expect(wire.rate == 120 && wire.rule == .exact && wire.deciders == [LinkID(rawValue: 2)] && wire.deciderCount == 1)
         #expect(wire.cap == nil)
         #expect(wire.limited == [LinkLimit(link: LinkID(rawValue: 1), by: .entitlement, wanted: 120, got: 60)] && wire.limitedCount == 1)

@@ -12,7 +12,7 @@ struct NumericConversionTests {
     }
 
     @Test func aPidOrUidBeyondItsTypeIsInvalidParams() throws {
-        #expect(try LinkState(json: try linkJSON(pid: "2147483647", uid: "4294967295")).peer.uid == UInt32.max)
+        #expect(try LinkState(json: try linkJSON(pid: "2147483647", uid: "4294967295")).peer?.uid == UInt32.max)
         for (pid, uid, field) in [("2147483648", "0", "link.pid"), ("0", "4294967296", "link.uid"), ("1e300", "0", "link.pid")] {
             #expect {
                 _ = try LinkState(json: try linkJSON(pid: pid, uid: uid))

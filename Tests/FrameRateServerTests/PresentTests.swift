@@ -107,7 +107,7 @@ import Testing
         for _ in 0..<60 { try server.runNextVsync() }
         client.close()
         for _ in 0..<40 { server.step(to: server.clock.now.advanced(by: .milliseconds(50))) }
-        let viewer = try server.connect(Peers.user)
+        let viewer = try server.connect(Peers.admin)
         let state = try CompositorState(json: viewer.result(.getState))
         let display = state.displays[0]
         let uptime = try #require(display.uptime)
@@ -121,5 +121,9 @@ import Testing
         // The connection is gone; its link keeps its share under the identity it had.
         #expect(holder.peer == Peers.root.identity && holder.label == "scroller")
         #expect(display.residency.contains { $0.heldBy.contains { $0.reason == "idle" } })
+        // Another user sees the share, not who earned it (docs/protocol.md, Permissions).
+        let stranger = try CompositorState(json: server.connect(Peers.user).result(.getState))
+        let hidden = try #require(stranger.displays[0].residency.first { $0.rate == 120 }?.heldBy.first { $0.link == LinkID(rawValue: link) })
+        #expect(hidden.peer == nil && hidden.label == nil && hidden.seconds == holder.seconds)
     }
 }

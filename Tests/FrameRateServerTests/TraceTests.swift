@@ -45,7 +45,9 @@ import Testing
         }
         // Every tick delivered while tracing, once (the 7th vsync's tick too).
         #expect(Array(traced.prefix(ticks.count)) == ticks.map(\.sequence))
-        #expect(records.contains { if case .linkAdded(_, _, let state) = $0 { state.label == "traced" } else { false } })
+        // The tracer is another user: it sees the link, not its holder or label.
+        #expect(records.contains { if case .linkAdded(_, _, let state) = $0 { state.peer == nil && state.label == nil } else { false } })
+        #expect(!records.contains { if case .decision(_, _, _, _, let reason, _) = $0 { reason.contains("traced") } else { false } })
         #expect(records.contains { if case .decision = $0 { true } else { false } })
         #expect(records.contains { if case .present(_, _, let sequence, _) = $0 { sequence == last.sequence } else { false } })
         #expect(records.contains { if case .presented(_, let frame) = $0 { frame.sequence == last.sequence } else { false } })

@@ -46,7 +46,18 @@ let package = Package(
             path: "JSONRPCEnvelope",
             swiftSettings: settings
         ),
-        // The whole-dispatcher target (bytes in, replies out, over a real model) goes here:
-        // .executableTarget(name: "Dispatcher", ...), with its corpus in corpus/Dispatcher/.
+        // The whole dispatcher (bytes in, replies out, over a real model), on the in-process
+        // daemon of FrameRateTesting; its seeds (a script per method) in corpus/Dispatcher/.
+        .executableTarget(
+            name: "Dispatcher",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "FrameRateTesting", package: "framerated"),
+                .product(name: "FrameRateProtocol", package: "framerated"),
+                .product(name: "FrameRateModel", package: "framerated"),
+            ],
+            path: "Dispatcher",
+            swiftSettings: settings
+        ),
     ]
 )

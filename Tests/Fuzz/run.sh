@@ -16,7 +16,7 @@ root="$(cd "$here/../.." && pwd)"
 SWIFT="${SWIFT:-swift}"
 seconds="${FUZZ_SECONDS:-60}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(JSONFraming JSONRPCEnvelope)
+[ ${#targets[@]} -gt 0 ] || targets=(JSONFraming JSONRPCEnvelope Dispatcher)
 
 # SwiftPM links with gold by default, which crashes on ASan-instrumented objects; lld works.
 build=("$SWIFT" build -c release --package-path "$here" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)

@@ -132,8 +132,8 @@ struct FramectlCommandTests {
         #expect(link.label == "scroller")
         #expect(link.highFrameRate)
         #expect(link.callbackRate == 120)
-        #expect(link.peer.pid == client.pid)
-        #expect(link.peer.command == "python3")
+        #expect(link.peer?.pid == client.pid)
+        #expect(link.peer?.command == "python3")
     }
 
     @Test("caps --low-power on as root: caps at 60 Hz, and status says so and why")

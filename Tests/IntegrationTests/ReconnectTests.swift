@@ -95,7 +95,7 @@ struct ReconnectTests {
         #expect(restored.label == "scroller")
         #expect(restored.highFrameRate)
         #expect(!restored.paused)
-        #expect(restored.peer.pid == getpid())
+        #expect(restored.peer?.pid == getpid())
         #expect(link.daemonID == restored.link)
         #expect(state.displays[0].refreshRate == 120)
 

@@ -53,7 +53,12 @@ func readThermalState(_ reader: ParamReader) throws(RPCError) -> ThermalState? {
 /// Writes who holds a link (`pid`, `uid`, `command`, `label`): the one encoding of a link's
 /// identity, shared by GetState's links and residency's `heldBy`, so a rule about what a
 /// viewer may see of it applies to both.
-func writeLinkIdentity(peer: PeerIdentity, label: String?, into object: inout JSONObject) {
+func writeLinkIdentity(peer: PeerIdentity?, label: String?, into object: inout JSONObject) {
+    guard let peer else {
+        // Hidden from this viewer (another user's link): the label is its holder's words too.
+        for key in ["pid", "uid", "command", "label"] { object[key] = .null }
+        return
+    }
     object["pid"] = .number(JSONNumber(Int(peer.pid)))
     object["uid"] = .number(JSONNumber(Int(peer.uid)))
     object["command"] = JSONValue(peer.command)
@@ -70,12 +75,14 @@ public struct LinkState: Hashable, Sendable {
     public var paused: Bool
     /// Its callback rate at the rate in force, in Hz.
     public var callbackRate: Double
-    /// Its label.
+    /// Its label (`nil` without one, or when ``peer`` is hidden: a label is its holder's words).
     public var label: String?
     /// Whether its client declared the high-frame-rate entitlement.
     public var highFrameRate: Bool
-    /// Who holds it.
-    public var peer: PeerIdentity
+    /// Who holds it; `nil` when the viewer may not know: another user's link, seen by a
+    /// viewer that is not root, the daemon's user or in the admin group (on the wire
+    /// `pid`, `uid`, `command` and `label` are then `null`).
+    public var peer: PeerIdentity?
     /// When it was registered, seconds on `CLOCK_MONOTONIC` (`nil` from a daemon older
     /// than the field), so old holders can be told from new ones.
     public var since: Double?
@@ -85,14 +92,15 @@ public struct LinkState: Hashable, Sendable {
     /// Its presented frames and hitches; `nil` when it never sent `Present` (or from an older daemon).
     public var hitches: HitchSummary?
 
-    /// Builds a link state from the model's snapshot and the owner's identity; `start` is
-    /// the compositor's start (``Compositor/start``), which `since` is measured from.
-    public init(_ snapshot: LinkSnapshot, peer: PeerIdentity, start: MonotonicClock.Instant) {
+    /// Builds a link state from the model's snapshot and the owner's identity (`nil`:
+    /// hidden from this viewer, and so is the label); `start` is the compositor's start
+    /// (``Compositor/start``), which `since` is measured from.
+    public init(_ snapshot: LinkSnapshot, peer: PeerIdentity?, start: MonotonicClock.Instant) {
         self.link = snapshot.link
         self.range = snapshot.configuration.range
         self.paused = snapshot.configuration.isPaused
         self.callbackRate = snapshot.callbackRate
-        self.label = snapshot.configuration.label
+        self.label = peer == nil ? nil : snapshot.configuration.label
         self.highFrameRate = snapshot.configuration.hasHighFrameRateEntitlement
         self.peer = peer
         self.since = start.advanced(by: snapshot.since).seconds
@@ -110,11 +118,9 @@ public struct LinkState: Hashable, Sendable {
         self.callbackRate = try reader.requiredNumber("callbackRate")
         self.label = try reader.string("label")
         self.highFrameRate = try reader.bool("highFrameRate") ?? false
-        self.peer = PeerIdentity(
-            pid: try reader.integer("pid", as: Int32.self) ?? 0,
-            uid: try reader.integer("uid", as: UInt32.self) ?? 0,
-            command: try reader.string("command", maximumLength: 4096)
-        )
+        let pid = try reader.integer("pid", as: Int32.self)
+        let command = try reader.string("command", maximumLength: 4096)
+        self.peer = try reader.integer("uid", as: UInt32.self).map { PeerIdentity(pid: pid ?? 0, uid: $0, command: command) }
         self.since = try reader.number("since")
         self.limit = try readLinkLimit(reader, link: link)
         if let hitches = json["hitches"], !hitches.isNull {
@@ -165,19 +171,24 @@ public struct DisplayState: Hashable, Sendable {
     public var uptime: Double?
 
     /// Builds a display state from the model's snapshot; `peer` names each link's holder,
-    /// `start` is the compositor's start (``Compositor/start``), which times are measured from.
-    /// `now` is when the snapshot was taken (``uptime``).
+    /// or is `nil` for a holder this viewer may not know (whose labels the reasons then
+    /// leave out too); `start` is the compositor's start (``Compositor/start``), which
+    /// times are measured from; `now` is when the snapshot was taken (``uptime``).
     public init(
-        _ snapshot: DisplaySnapshot, start: MonotonicClock.Instant, now: MonotonicClock.Instant? = nil, peer: (OwnerID) -> PeerIdentity
+        _ snapshot: DisplaySnapshot, start: MonotonicClock.Instant, now: MonotonicClock.Instant? = nil,
+        peer: (OwnerID) -> PeerIdentity?
     ) {
         self.id = snapshot.id
         self.profile = snapshot.profile.name
         self.supportedRates = snapshot.profile.supportedRates
         self.refreshRate = snapshot.refreshRate
-        self.reason = snapshot.reason
         self.caps = snapshot.caps
         self.links = snapshot.links.map { LinkState($0, peer: peer($0.owner), start: start) }
-        self.decision = DecisionState(snapshot.decision, start: start)
+        // The decision names links of this display only.
+        let hidden = Set(links.lazy.filter { $0.peer == nil }.map(\.link))
+        let showingLabel = { (link: LinkID) in !hidden.contains(link) }
+        self.reason = snapshot.reason(showingLabelOf: showingLabel)
+        self.decision = DecisionState(snapshot.decision, start: start, showingLabelOf: showingLabel)
         self.residency = snapshot.residency.map { ResidencyRateState($0, peer: peer) }
         self.uptime = now.map { ResidencyRateState.seconds(start.duration(to: $0)) }
     }

@@ -47,13 +47,15 @@ public struct DecisionState: Hashable, Sendable {
 
     /// The wire form of the model's `decision`; `start` is the compositor's start
     /// (``Compositor/start``), which the pending change's time is measured from.
-    public init(_ decision: Decision, start: MonotonicClock.Instant) {
+    /// `showingLabelOf` says whose labels the viewer may see in ``reason``
+    /// (``Decision/reason(showingLabelOf:)``): the holder's, root and the admin group.
+    public init(_ decision: Decision, start: MonotonicClock.Instant, showingLabelOf showingLabel: (LinkID) -> Bool) {
         self.init(
             rate: decision.rate, rule: decision.rule, deciders: decision.deciders, deciderCount: decision.deciderCount,
             cap: decision.cap.map { DecisionCap(source: $0.kind, hz: $0.rate) }, limited: decision.limited,
             limitedCount: decision.limitedCount,
             pending: decision.pending.map { DecisionPending(rate: $0.rate, at: start.advanced(by: $0.at).seconds) },
-            reason: decision.reason
+            reason: decision.reason(showingLabelOf: showingLabel)
         )
     }
 

@@ -101,13 +101,16 @@ public struct LinkStatusResult: Hashable, Sendable {
     public var wanted: Double? { limit?.wanted }
 
     /// Builds a result from the model's status; `start` is the compositor's start
-    /// (``Compositor/start``), which the decision's pending time is measured from.
-    public init(_ status: LinkStatus, includeDisplay: Bool, start: MonotonicClock.Instant) {
+    /// (``Compositor/start``), which the decision's pending time is measured from;
+    /// `showingLabelOf` says whose labels the caller may see in the decision's reason.
+    public init(
+        _ status: LinkStatus, includeDisplay: Bool, start: MonotonicClock.Instant, showingLabelOf showingLabel: (LinkID) -> Bool
+    ) {
         self.link = status.link
         self.display = includeDisplay ? status.display : nil
         self.refreshRate = status.refreshRate
         self.callbackRate = status.callbackRate
-        self.decision = DecisionState(status.decision, start: start)
+        self.decision = DecisionState(status.decision, start: start, showingLabelOf: showingLabel)
         self.limit = status.limit
     }
 

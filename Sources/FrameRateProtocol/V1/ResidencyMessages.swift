@@ -16,12 +16,13 @@ public struct ResidencyHolderState: Hashable, Sendable {
     /// How long, seconds.
     public var seconds: Double
 
-    /// Builds a holder from the model's share; `peer` names a link's owner.
-    public init(_ share: ResidencyShare, peer: (OwnerID) -> PeerIdentity) {
+    /// Builds a holder from the model's share; `peer` names a link's owner, or is `nil`
+    /// for one this viewer may not know (then its label is left out too).
+    public init(_ share: ResidencyShare, peer: (OwnerID) -> PeerIdentity?) {
         if case .link(let link) = share.holder {
             self.link = link
-            self.peer = share.owner.map(peer)
-            self.label = share.label
+            self.peer = share.owner.flatMap(peer)
+            self.label = self.peer == nil ? nil : share.label
         }
         self.reason = share.holder.reason
         self.seconds = ResidencyRateState.seconds(share.time)
@@ -32,10 +33,9 @@ public struct ResidencyHolderState: Hashable, Sendable {
         let reader = try ParamReader(json, path: path, allowed: nil)
         if let link = try reader.integer("link", minimum: 1) {
             self.link = LinkID(rawValue: UInt64(link))
-            self.peer = PeerIdentity(
-                pid: try reader.integer("pid", as: Int32.self) ?? 0, uid: try reader.integer("uid", as: UInt32.self) ?? 0,
-                command: try reader.string("command", maximumLength: 4096)
-            )
+            let pid = try reader.integer("pid", as: Int32.self)
+            let command = try reader.string("command", maximumLength: 4096)
+            self.peer = try reader.integer("uid", as: UInt32.self).map { PeerIdentity(pid: pid ?? 0, uid: $0, command: command) }
             self.label = try reader.string("label", maximumLength: 4096)
         }
         self.reason = try reader.string("reason")
@@ -47,7 +47,7 @@ public struct ResidencyHolderState: Hashable, Sendable {
         var object = JSONObject()
         if let link {
             object["link"] = JSONValue(link.rawValue)
-            writeLinkIdentity(peer: peer ?? PeerIdentity(pid: 0, uid: 0, command: nil), label: label, into: &object)
+            writeLinkIdentity(peer: peer, label: label, into: &object)
         } else {
             object["link"] = .null
             object["reason"] = JSONValue(reason)
@@ -67,7 +67,7 @@ public struct ResidencyRateState: Hashable, Sendable {
     public var heldBy: [ResidencyHolderState]
 
     /// Builds an entry from the model's; `peer` names each link's owner.
-    public init(_ entry: ResidencyEntry, peer: (OwnerID) -> PeerIdentity) {
+    public init(_ entry: ResidencyEntry, peer: (OwnerID) -> PeerIdentity?) {
         self.rate = entry.rate
         self.heldBy = entry.heldBy.map { ResidencyHolderState($0, peer: peer) }
         self.seconds = Self.seconds(entry.time)

@@ -17,7 +17,9 @@ public enum TraceRecord: Hashable, Sendable {
     case vsync(display: DisplayID, at: Double)
     case tick(display: DisplayID, link: LinkID, sequence: UInt64, timestamp: Double, targetTimestamp: Double, skipped: UInt64, refreshRate: Double)
     case rateChange(display: DisplayID, at: Double, from: Double, to: Double)
-    case decision(display: DisplayID, at: Double, rate: Double, rule: String, reason: String)
+    /// `reasonWithoutLabels`: the reason naming links without their labels, for viewers who may
+    /// not see every holder (the daemon side only; not on the wire, `nil` when parsed).
+    case decision(display: DisplayID, at: Double, rate: Double, rule: String, reason: String, reasonWithoutLabels: String? = nil)
     case present(display: DisplayID, link: LinkID, sequence: UInt64, at: Double)
     case presented(display: DisplayID, PresentedNotification)
     case linkAdded(display: DisplayID, at: Double, LinkState)
@@ -27,7 +29,7 @@ public enum TraceRecord: Hashable, Sendable {
     public var display: DisplayID {
         switch self {
         case .vsync(let display, _), .tick(let display, _, _, _, _, _, _), .rateChange(let display, _, _, _),
-            .decision(let display, _, _, _, _), .present(let display, _, _, _), .presented(let display, _),
+            .decision(let display, _, _, _, _, _), .present(let display, _, _, _), .presented(let display, _),
             .linkAdded(let display, _, _), .linkRemoved(let display, _, _):
             display
         }
@@ -47,7 +49,7 @@ public enum TraceRecord: Hashable, Sendable {
             ]
         case .rateChange(let display, let at, let from, let to):
             return ["rate", d(display), t(at), JSONValue(from), JSONValue(to)]
-        case .decision(let display, let at, let rate, let rule, let reason):
+        case .decision(let display, let at, let rate, let rule, let reason, _):
             return ["decision", d(display), t(at), JSONValue(rate), .string(rule), .string(reason)]
         case .present(let display, let link, let sequence, let at):
             return ["present", d(display), JSONValue(link.rawValue), JSONValue(sequence), t(at)]

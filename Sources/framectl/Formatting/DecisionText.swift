@@ -33,10 +33,11 @@ enum DecisionText {
         cap.map { "\(capName($0.source)), \(FrameRateMath.format($0.hz)) Hz" } ?? "none"
     }
 
-    /// `link 3 (pid 42, game)`: a link with its holder when the display lists it.
+    /// `link 3 (pid 42, game)`: a link with its holder when the display lists it and
+    /// the daemon shows who holds it (not for another user's link).
     static func link(_ id: LinkID, among links: [LinkState]) -> String {
-        guard let link = links.first(where: { $0.link == id }) else { return "link \(id.rawValue)" }
-        return "link \(id.rawValue) (pid \(link.peer.pid)" + (link.peer.command.map { ", \($0)" } ?? "") + ")"
+        guard let link = links.first(where: { $0.link == id }), let peer = link.peer else { return "link \(id.rawValue)" }
+        return "link \(id.rawValue) (pid \(peer.pid)" + (peer.command.map { ", \($0)" } ?? "") + ")"
     }
 
     /// `link 1 wants 120 Hz, gets 60 Hz (no high-frame-rate entitlement)`.

@@ -37,13 +37,18 @@ enum EventText {
         }
     }
 
-    /// `range (80, 120, 120) Hz, callback 120 Hz, paused, label "x", pid 42 uid 1000 (game)`.
+    /// `range (80, 120, 120) Hz, callback 120 Hz, paused, label "x", pid 42 uid 1000 (game)`;
+    /// `holder hidden` instead of the pid, uid and command when the daemon does not show them.
     static func describe(_ link: LinkState) -> String {
         var parts = ["range \(link.range) Hz", "callback \(FrameRateMath.format(link.callbackRate)) Hz"]
         if link.paused { parts.append("paused") }
         if link.highFrameRate { parts.append("high frame rate") }
         if let label = link.label { parts.append("label \(JSONValue.string(label).jsonString)") }
-        parts.append("pid \(link.peer.pid) uid \(link.peer.uid)" + (link.peer.command.map { " (\($0))" } ?? ""))
+        if let peer = link.peer {
+            parts.append("pid \(peer.pid) uid \(peer.uid)" + (peer.command.map { " (\($0))" } ?? ""))
+        } else {
+            parts.append("holder hidden")
+        }
         return parts.joined(separator: ", ")
     }
 }

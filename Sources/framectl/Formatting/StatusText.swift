@@ -39,10 +39,11 @@ enum StatusText {
                 link.range.description + (link.highFrameRate ? " hfr" : ""),
                 link.paused ? "paused" : "\(FrameRateMath.format(link.callbackRate)) Hz",
                 link.label ?? "-",
-                String(link.peer.pid),
-                String(link.peer.uid),
+                // `-` where the daemon hides the holder (another user's link).
+                link.peer.map { String($0.pid) } ?? "-",
+                link.peer.map { String($0.uid) } ?? "-",
                 link.since.map { age(now - $0) } ?? "-",
-                link.peer.command ?? "-",
+                link.peer?.command ?? "-",
             ])
         }
         lines.append("  links:")
@@ -54,8 +55,15 @@ enum StatusText {
                 lines += Wrap.lines("", HitchText.describe(link: link, summary), indent: "    ", width: 80)
             }
         }
+        if display.links.contains(where: { $0.peer == nil }) {
+            lines += Wrap.lines("  ", Self.hiddenHolderNote, indent: "  ", width: 80)
+        }
         return lines
     }
+
+    /// Said under the links when the daemon hid some holders, so `-` is not read as "unknown".
+    static let hiddenHolderNote =
+        "(-: another user's link; the daemon shows who holds a link, and its label, only to that user, root and the admin group)"
 
     /// How long ago, compactly: `42s`, `5m12s`, `3h04m`, `2d05h`.
     static func age(_ seconds: Double) -> String {

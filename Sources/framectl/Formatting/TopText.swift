@@ -28,7 +28,7 @@ enum TopText {
             for link in display.links {
                 let measured = rates[link.link]
                 table.rows.append([
-                    String(link.link.rawValue), String(link.peer.pid), clip(link.peer.command ?? "-", 12), clip(link.label ?? "-", 12),
+                    String(link.link.rawValue), link.peer.map { String($0.pid) } ?? "-", clip(link.peer?.command ?? "-", 12), clip(link.label ?? "-", 12),
                     link.paused ? "paused" : FrameRateMath.format(link.callbackRate) + " Hz",
                     measured.map { Fixed.format($0.ticks, decimals: 1) } ?? "-",
                     measured.map { Fixed.format($0.skipped, decimals: 1) } ?? "-",

@@ -101,7 +101,8 @@ struct PerfettoTrace {
     private mutating func describe(link: LinkState, display: DisplayID) {
         linkDisplays[link.link] = display
         describe(display: display, profile: "")
-        var name = "pid \(link.peer.pid) \(link.peer.command ?? "?")"
+        // Another user's link arrives without its holder (docs/protocol.md, Permissions).
+        var name = link.peer.map { "pid \($0.pid) \($0.command ?? "?")" } ?? "another user's link"
         if let label = link.label { name += " '\(label)'" }
         name += " (link \(link.link.rawValue))"
         descriptor(uuid: Self.linkTrack(link.link), name: name, parent: Self.displayTrack(display))
@@ -177,7 +178,7 @@ struct PerfettoTrace {
             openSlices[link] = (max(begin, Self.nanoseconds(target)), Self.linkTrack(link))
         case .rateChange(let display, let at, _, let to):
             setRate(display, to, at: Self.nanoseconds(at), isChange: true)
-        case .decision(let display, let at, let rate, let rule, let reason):
+        case .decision(let display, let at, let rate, let rule, let reason, _):
             counts.decisions += 1
             event(
                 at: Self.nanoseconds(at), track: Self.decisionTrack(display), type: Event.instant,

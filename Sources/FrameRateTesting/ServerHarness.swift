@@ -1,0 +1,132 @@
+package import FrameRateModel
+package import FrameRatePosix
+package import FrameRateProtocol
+package import FrameRateServer
+package import Logging
+import NIOCore
+package import NIOEmbedded
+import Synchronization
+
+/// A real control plane (`CompositorCore` on an `EmbeddedEventLoop`) and a real tick plane
+/// (`TickEngine`, stepped by hand instead of on its thread), over one stepped clock.
+/// Connections are `EmbeddedChannel`s with the daemon's pipeline; their writers send to
+/// the channel, so a test reads exactly the lines a client would.
+///
+/// The server unit tests use it directly (they see the server's internals through
+/// `@testable import FrameRateServer`); ``InProcessDaemon`` is its public face for code
+/// outside this package (the dispatcher fuzz target).
+package final class ServerHarness {
+    package let loop = EmbeddedEventLoop()
+    package let core: CompositorCore
+    package let engine: TickEngine
+    package let shared: SharedModel
+    /// The daemon's clock: moves only when a test moves it.
+    package let clock: SteppedMonotonicClock
+    /// Counts the tick plane's watchdog pings.
+    package let watchdogPings: WatchdogPings
+    /// Every channel opened, kept so none is freed while still open.
+    private var channels: [EmbeddedChannel] = []
+
+    /// - Parameter start: the displays' first vsync (default: `CLOCK_MONOTONIC` now, so tick
+    ///   times are comparable with this process's clock; tests measure from it).
+    package init(
+        limits: ServerConfiguration.Limits = .init(),
+        displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
+        start: MonotonicClock.Instant = MonotonicClock.now,
+        watchdogInterval: Duration? = nil,
+        logHandler: (any LogHandler)? = nil
+    ) {
+        let configuration = ServerConfiguration(
+            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: 1
+        )
+        let logger = Logger(label: "framerated-test", factory: { _ in logHandler ?? SwiftLogNoOpLogHandler() })
+        let clock = SteppedMonotonicClock(start)
+        self.clock = clock
+        let pings = WatchdogPings()
+        self.watchdogPings = pings
+        shared = SharedModel(
+            CompositorCore.initialState(configuration: configuration, start: start, watchdogInterval: watchdogInterval),
+            waiter: try! EventWaiter()
+        )
+        core = CompositorCore(configuration: configuration, shared: shared, eventLoop: loop, logger: logger, now: { clock.now })
+        let bound = NIOLoopBound(core, eventLoop: loop)
+        engine = try! TickEngine(
+            shared: shared, workers: 1,
+            events: TickEngine.Events(
+                rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
+                disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
+                watchdog: { pings.count.add(1, ordering: .relaxed) }
+            )
+        )
+        core.adminGroupID = testAdminGroupID
+        core.start()
+    }
+
+    deinit {
+        for channel in channels where channel.isActive { channel.pipeline.close(promise: nil) }
+        loop.run()
+        try? loop.syncShutdownGracefully()
+    }
+
+    /// A copy of the model as it is now.
+    package var compositor: Compositor<MonotonicClock> { shared.read { $0.compositor } }
+
+    /// Opens a connection from `peer` (channelActive registers the session). Requests go
+    /// in through an embedded channel; what the daemon writes goes to the channel's
+    /// outbound side, or, with `socketBuffer`, through a real socket pair whose daemon end
+    /// has a send buffer of about that many bytes (so a test can stop reading and fill it).
+    package func connect(_ peer: PeerCredentials = Peers.root, socketBuffer: Int32? = nil) throws -> TestClient {
+        let channel = EmbeddedChannel(loop: loop)
+        channels.append(channel)
+        var peerEnd: Int32?
+        let destination: @Sendable (ChannelHandlerContext) -> SocketWriter.Destination
+        if let socketBuffer {
+            let (daemonEnd, clientEnd) = try SystemCall.socketPair()
+            SystemCall.setSendBufferSize(daemonEnd, bytes: socketBuffer)
+            peerEnd = clientEnd
+            destination = { _ in .socket(daemonEnd) }
+        } else {
+            destination = { context in
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                return .sink { bytes in bound.value.writeAndFlush(NIOAny(bytes), promise: nil) }
+            }
+        }
+        try core.addConnectionHandlers(to: channel.pipeline.syncOperations, peer: peer, destination: destination)
+        channel.connect(to: try SocketAddress(unixDomainSocketPath: "/nonexistent/framerated-test.sock"), promise: nil)
+        loop.run()
+        return TestClient(server: self, channel: channel, peerDescriptor: peerEnd)
+    }
+
+    /// Flushes every writer whose socket became writable (what the tick plane's leader
+    /// does when epoll reports it), without waiting.
+    package func flushWritable() {
+        let readiness = shared.waiter.wait(until: 1)
+        for token in readiness.writable {
+            shared.read { $0.writers[OwnerID(rawValue: token)] }?.flush()
+        }
+        loop.run()
+    }
+
+    /// When the tick plane would wake next (`nil`: not until something changes).
+    package var nextWake: MonotonicClock.Instant? { shared.read { $0.driver.nextDeadline(compositor: $0.compositor) } }
+
+    /// Moves the clock to the tick plane's next wake-up and runs it (a vsync at which some
+    /// link ticks, or a rate change, or a deadline); the loop then runs what it scheduled.
+    /// - Returns: the instant it ran at.
+    /// - Throws: ``TestFailure`` when the tick plane has nothing to wake for.
+    @discardableResult
+    package func runNextVsync(file: StaticString = #fileID, line: UInt = #line) throws -> MonotonicClock.Instant {
+        guard let next = nextWake else { throw TestFailure("the tick plane has nothing to wake for", file: file, line: line) }
+        clock.set(max(clock.now, next))
+        engine.step(at: clock.now)
+        loop.run()
+        return clock.now
+    }
+
+    /// Moves the clock to `instant` and runs the tick plane there (whatever is due).
+    package func step(to instant: MonotonicClock.Instant) {
+        clock.set(instant)
+        engine.step(at: instant)
+        loop.run()
+    }
+}
