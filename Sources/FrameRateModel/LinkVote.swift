@@ -9,6 +9,8 @@ public struct LinkVote: Hashable, Sendable {
     public let hasHighFrameRateEntitlement: Bool
     /// The link's label, if any, named in decision reasons.
     public let label: String?
+    /// Whether `range` is a transient boost's (``LinkBoost``), named in decision reasons.
+    public var isBoosted: Bool = false
 
     /// Builds a vote.
     public init(link: LinkID, range: FrameRateRange, hasHighFrameRateEntitlement: Bool, label: String? = nil) {
@@ -21,6 +23,6 @@ public struct LinkVote: Hashable, Sendable {
     /// `link 3 'scroll' (80, 120, 120)`.
     var reasonName: String {
         let name = label.map { "\(link) '\($0)'" } ?? "\(link)"
-        return "\(name) \(range)"
+        return "\(name) \(range)" + (isBoosted ? " boosted" : "")
     }
 }
