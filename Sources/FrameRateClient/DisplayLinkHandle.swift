@@ -53,7 +53,7 @@ public final class DisplayLinkHandle: Sendable {
     /// daemon's `skipped`, with `sequence` offset by a constant.
     public let ticks: AsyncStream<TickNotification>
 
-    private let record: LinkRecord
+    let record: LinkRecord
 
     init(connection: FrameRateConnection, status: LinkStatusResult, display: DisplayID, ticks: AsyncStream<TickNotification>, record: LinkRecord) {
         self.id = record.snapshot.id ?? status.link

@@ -60,6 +60,7 @@ extension CompositorCore {
             case .update: return .success(try update(params, session: session))
             case .invalidate: return .success(try invalidate(params, session: session))
             case .frameDone: return .success(try frameDone(params, session: session))
+            case .boost: return .success(try boost(params, session: session))
             case .getState: return .success(try getState(params))
             case .setCaps: return .success(try setCaps(params, session: session))
             case .watch: return .success(try watch(params, session: session))
@@ -95,7 +96,8 @@ extension CompositorCore {
         )
         let at = now()
         let configuration = DisplayLinkConfiguration(
-            range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label
+            range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label,
+            isAdaptive: request.adaptive
         )
         let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
@@ -111,7 +113,7 @@ extension CompositorCore {
             metadata: peerMetadata(session.peer).merging([
                 "event": "link-registered", "link": "\(status.link.rawValue)", "display": "\(status.display.rawValue)",
                 "range": "\(request.range)", "label": "\(request.label ?? "")", "high_frame_rate": "\(request.highFrameRate)",
-                "paused": "\(request.paused)",
+                "paused": "\(request.paused)", "adaptive": "\(request.adaptive)",
             ]) { $1 }
         )
         if let link = linkState(status.link) { emit(.linkAdded(display: status.display, link: link)) }
@@ -125,7 +127,9 @@ extension CompositorCore {
         let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
                 (
-                    try state.compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: at),
+                    try state.compositor.update(
+                        link: request.link, owner: session.owner, range: request.range, paused: request.paused, adaptive: request.adaptive, at: at
+                    ),
                     state.compositor.start
                 )
             }
@@ -157,12 +161,15 @@ extension CompositorCore {
 
     private func frameDone(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try FrameDoneRequest(params: params)
-        // Pacing only: nothing GetState shows changes and no deadline moves, so no wake-up.
-        try mapped { () throws(CompositorError) in
+        let at = now()
+        // Pacing and frame timing only: nothing GetState shows changes and no deadline moves,
+        // so no wake-up, unless an adaptive link stepped (``adaptiveStepped(_:link:session:)``).
+        let step = try mapped { () throws(CompositorError) in
             try shared.update { (state) throws(CompositorError) in
-                try state.compositor.frameDone(link: request.link, owner: session.owner, sequence: request.sequence)
+                try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
             }
         }
+        if let step { adaptiveStepped(step, link: request.link, session: session) }
         return .object([:])
     }
 
@@ -281,7 +288,7 @@ extension CompositorCore {
     }
 
     /// Runs a model operation, turning its errors into gRPC statuses.
-    private func mapped<T>(_ body: () throws(CompositorError) -> T) throws(RPCError) -> T {
+    func mapped<T>(_ body: () throws(CompositorError) -> T) throws(RPCError) -> T {
         do {
             return try body()
         } catch {

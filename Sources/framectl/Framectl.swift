@@ -21,7 +21,7 @@ struct Framectl: AsyncParsableCommand {
             """,
         subcommands: [
             RegisterCommand.self, StatusCommand.self, CapsCommand.self, WatchCommand.self,
-            HealthCommand.self, DescribeCommand.self, CallCommand.self,
+            HealthCommand.self, DescribeCommand.self, CallCommand.self, BoostCommand.self,
         ]
     )
 

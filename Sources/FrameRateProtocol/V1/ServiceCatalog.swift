@@ -51,6 +51,7 @@ public enum ServiceCatalog {
             method: .register, kind: .serverStreaming,
             params: [field("range", "object", required: true)] + range + [
                 field("display", "integer"), field("paused", "boolean"), field("label", "string"), field("highFrameRate", "boolean"),
+                field("adaptive", "boolean"),
             ],
             streams: .tick
         ),
@@ -62,12 +63,19 @@ public enum ServiceCatalog {
                 field("targetTimestamp", "number (s, CLOCK_MONOTONIC)", required: true),
                 field("duration", "number (s)", required: true), field("refreshRate", "number (Hz)", required: true),
                 field("callbackRate", "number (Hz)", required: true), field("skipped", "integer", required: true),
+                field("boosted", "boolean (present and true only while boosted)"),
             ],
             streams: nil
         ),
         Method(
             method: .update, kind: .unary,
-            params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean")],
+            params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean"), field("adaptive", "boolean")],
+            streams: nil
+        ),
+        Method(
+            method: .boost, kind: .unary,
+            params: [field("link", "integer", required: true), field("duration", "number (s, 0 < duration <= 5)", required: true),
+                field("range", "object")] + range.map { field($0.name, $0.type) },
             streams: nil
         ),
         Method(method: .invalidate, kind: .unary, params: [field("link", "integer", required: true)], streams: nil),

@@ -11,6 +11,8 @@ public enum V1Method: String, CaseIterable, Sendable {
     case invalidate = "framerate.v1.DisplayLink/Invalidate"
     /// Request or notification: the client finished the frame for a tick.
     case frameDone = "framerate.v1.DisplayLink/FrameDone"
+    /// Request: boost a link for a while (it votes a higher range until the boost ends).
+    case boost = "framerate.v1.DisplayLink/Boost"
     /// Notification from the daemon: the daemon ended a link.
     case closed = "framerate.v1.DisplayLink/Closed"
     /// Request: every display, its rate, reason, caps and links.
