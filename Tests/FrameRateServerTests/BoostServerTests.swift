@@ -59,6 +59,24 @@ import Glibc
         #expect(drop.timestamp >= end.advanced(by: .milliseconds(250)).seconds - 1e-9)
     }
 
+    @Test func theTickPlaneWakesAtABoostsEndEvenWhenNothingElseIsDue() throws {
+        // One fixed 60 Hz display and a paused link: nothing is due, the tick plane sleeps.
+        let server = ServerHarness(displays: [DisplayConfiguration(id: DisplayID(rawValue: 0), profile: .fixed60)])
+        let start = server.clock.now
+        let client = try server.connect()
+        let link = try client.register(10, 60, 60, extra: #","paused":true"#)
+        #expect(server.nextWake == nil)
+        server.clock.set(start.advanced(by: .milliseconds(10)))
+        _ = try BoostResult(json: try client.result(.boost, #"{"link":\#(link),"duration":0.1}"#))
+        // The boost ends at 110 ms: the first vsync at or after it is the 7th (116.7 ms).
+        let wake = try #require(server.nextWake)
+        let period = Duration.seconds(1.0 / 60)
+        #expect(wake >= start.advanced(by: .milliseconds(110)))
+        #expect(wake < start.advanced(by: .milliseconds(110)).advanced(by: period))
+        try server.runNextVsync()
+        #expect(server.nextWake == nil)
+    }
+
     @Test func durationsOutsideZeroToFiveSecondsAreRefusedNamingTheField() throws {
         let server = ServerHarness()
         let client = try server.connect()
