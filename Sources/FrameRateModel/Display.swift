@@ -35,6 +35,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private(set) var links: [Link] = []
     /// Position of each link in `links`.
     private var positions: [LinkID: Int] = [:]
+    /// The end of every boost in force (each link's ``DisplayLinkState/boost``), so the
+    /// per-vsync question "does a boost end?" costs O(boosted links), not O(links).
+    private var boostEnds: [LinkID: Duration] = [:]
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
@@ -141,6 +144,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func remove(_ id: LinkID, at now: C.Instant) {
         catchUp(to: now)
         guard let position = positions.removeValue(forKey: id) else { return }
+        boostEnds[id] = nil
         links.remove(at: position)
         for index in position..<links.count { positions[links[index].id] = index }
         rearbitrate(at: now)
@@ -154,6 +158,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         for link in links[first...] where link.owner == owner {
             removed.append(link.id)
             positions[link.id] = nil
+            boostEnds[link.id] = nil
         }
         links.removeAll { $0.owner == owner }
         // Only links after the first removed one moved.
@@ -214,6 +219,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let boost = links[position].boost?.extended(range: range, now: time, duration: duration)
             ?? LinkBoost(range: range, now: time, duration: duration)
         links[position].boost = boost
+        boostEnds[id] = boost.end
         links[position].pacer.setCadence(cadence(of: links[position], refresh: refreshRate))
         rearbitrate(at: now)
         return boost.end
@@ -221,11 +227,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The earliest end of a boost in force, as the time since the display's origin.
     private var earliestBoostEnd: Duration? {
-        var earliest: Duration?
-        for index in links.indices {
-            if let end = links[index].boost?.end, earliest == nil || end < earliest! { earliest = end }
-        }
-        return earliest
+        boostEnds.isEmpty ? nil : boostEnds.values.min()
     }
 
     /// Ends every boost that ended at or before `now`, in order of their ends, each
@@ -235,7 +237,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // Each pass ends at least one boost: at most one pass per link.
         while let end = earliestBoostEnd, end <= time {
             let refresh = refreshRate
-            for index in links.indices where links[index].boost?.end == end {
+            for (id, linkEnd) in boostEnds where linkEnd == end {
+                boostEnds[id] = nil
+                guard let index = positions[id] else { continue }
                 links[index].boost = nil
                 links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
             }
