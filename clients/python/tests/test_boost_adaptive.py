@@ -23,14 +23,20 @@ def test_boost_raises_the_rate_marks_ticks_and_expires(daemon):
             status = await link.boost(0.3)
             assert status.refresh_rate == 120.0 and status.callback_rate == 120.0
             assert before + 0.3 - 0.05 <= link.boosted_until <= time.monotonic() + 0.3 + 0.05
-            boosted, after = [], []
+            ticks = []
             async for tick in link:
-                (boosted if tick.boosted else after).append(tick)
+                ticks.append(tick)
                 if tick.timestamp > link.boosted_until + 0.1:
                     break
+            boosted = [t for t in ticks if t.boosted]
             assert boosted and all(t.callback_rate == 120.0 for t in boosted)
-            assert after and all(t.timestamp >= boosted[-1].timestamp for t in after)
-            assert all(t.callback_rate == 60.0 for t in after if t.timestamp > boosted[-1].timestamp)
+            # Ticks already queued before the boost took effect are unboosted; between the
+            # first and the last boosted tick every tick is boosted; after it, none is.
+            first, last = ticks.index(boosted[0]), ticks.index(boosted[-1])
+            assert all(t.boosted for t in ticks[first:last + 1])
+            after = ticks[last + 1:]
+            assert after and all(not t.boosted and t.callback_rate == 60.0 for t in after)
+            assert all(t.timestamp >= link.boosted_until - 1e-6 for t in after)
 
     run(main())
 
