@@ -59,7 +59,7 @@ public final class DisplayLinkHandle: Sendable {
     /// kept); it finishes when the link ends.
     public let presented: AsyncStream<PresentedNotification>
 
-    private let record: LinkRecord
+    let record: LinkRecord
 
     init(
         connection: FrameRateConnection, status: LinkStatusResult, display: DisplayID, ticks: AsyncStream<TickNotification>,

@@ -14,6 +14,8 @@ extension FrameRateConnection {
     ///   - paused: whether the link starts paused (no ticks until resumed).
     ///   - label: a label shown by `framectl status`.
     ///   - highFrameRate: whether this client declares the high-frame-rate entitlement.
+    ///   - adaptive: whether the link steps down to a lower, even rate while its frames keep
+    ///     missing their deadline (measured from each tick to its ``frameDone(link:sequence:)``).
     ///   - tickBufferLimit: how many undelivered ticks are kept; see ``DisplayLinkHandle/ticks``.
     public func register(
         range: FrameRateRange,
@@ -21,12 +23,12 @@ extension FrameRateConnection {
         paused: Bool = false,
         label: String? = nil,
         highFrameRate: Bool = false,
+        adaptive: Bool = false,
         tickBufferLimit: Int = FrameRateConnection.defaultTickBufferLimit
     ) async throws(FrameRateClientError) -> DisplayLinkHandle {
-        try await register(
-            RegisterRequest(range: range, display: display, paused: paused, label: label, highFrameRate: highFrameRate),
-            tickBufferLimit: tickBufferLimit
-        )
+        var request = RegisterRequest(range: range, display: display, paused: paused, label: label, highFrameRate: highFrameRate)
+        request.adaptive = adaptive
+        return try await register(request, tickBufferLimit: tickBufferLimit)
     }
 
     /// Registers a display link from a complete request (e.g. a handle's

@@ -76,6 +76,26 @@ public struct Arbiter: Sendable {
         ceiling(hasEntitlement: hasEntitlement, caps: caps).flatMap { Self.limit(of: link, range: range, under: $0) }
     }
 
+    /// How `link` with `range` is limited when adaptive pacing also holds it to
+    /// `overrunCeiling` Hz (``OverrunMonitor``): the lower of the two ceilings decides.
+    public func limit(
+        of link: LinkID, range: FrameRateRange, hasEntitlement: Bool, caps: DisplayCaps, overrunCeiling: Double?
+    ) -> LinkLimit? {
+        let ceiling = ceiling(hasEntitlement: hasEntitlement, caps: caps)
+        if let overrunCeiling, overrunCeiling < (ceiling?.rate ?? .infinity) {
+            return Self.limit(of: link, range: range, under: Ceiling(rate: overrunCeiling, by: .overrun))
+        }
+        return ceiling.flatMap { Self.limit(of: link, range: range, under: $0) }
+    }
+
+    /// The range a link held to `overrunCeiling` Hz is arbitrated and paced with.
+    public func effectiveRange(
+        of range: FrameRateRange, hasEntitlement: Bool, caps: DisplayCaps, overrunCeiling: Double?
+    ) -> FrameRateRange {
+        let effective = effectiveRange(of: range, hasEntitlement: hasEntitlement, caps: caps)
+        return overrunCeiling.map { effective.clamped(toAtMost: $0) } ?? effective
+    }
+
     /// How a link with `range` is limited under `ceiling`, or `nil` when it is not.
     fileprivate static func limit(of link: LinkID, range: FrameRateRange, under ceiling: Ceiling) -> LinkLimit? {
         let wanted = range.hasPreferredRate ? range.preferred : range.maximum
@@ -136,6 +156,25 @@ public struct Arbiter: Sendable {
         /// Counts one voting link; `vote` is evaluated only if the link must be named.
         @inline(__always)
         mutating func add(link: LinkID, range: FrameRateRange, entitled: Bool, vote: @autoclosure () -> LinkVote) {
+            add(link: link, range: range, entitled: entitled, overrunCeiling: nil, vote: vote())
+        }
+
+        /// Counts one voting link held to `overrunCeiling` Hz by adaptive pacing (``OverrunMonitor``),
+        /// if that is below its entitlement or cap ceiling; `vote` is evaluated only if the link must be named.
+        @inline(__always)
+        mutating func add(
+            link: LinkID, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?, vote: @autoclosure () -> LinkVote
+        ) {
+            let ceiling = entitled ? entitledCeiling : plainCeiling
+            if let overrunCeiling, overrunCeiling < (ceiling?.rate ?? .infinity), range.maximum > overrunCeiling {
+                let held = Ceiling(rate: overrunCeiling, by: .overrun)
+                if let limit = Arbiter.limit(of: link, range: range, under: held), limited.insert(limit) { firstLimited = vote() }
+                if entitled && (range.hasPreferredRate || range.minimum > DisplayProfile.entitlementFreeLimit) {
+                    unlocksHighRates = true
+                }
+                groups.add(link: link, range: range.clamped(toAtMost: overrunCeiling), vote: vote())
+                return
+            }
             var effective = range
             if let ceiling = entitled ? entitledCeiling : plainCeiling, range.maximum > ceiling.rate {
                 effective = range.clamped(toAtMost: ceiling.rate)

@@ -26,6 +26,9 @@ public enum LimitReason: String, CaseIterable, Hashable, Sendable {
     case entitlement
     /// A cap (Low Power Mode, Limit Frame Rate, thermal, the configured maximum).
     case cap
+    /// An adaptive link (`adaptive: true`) whose frames kept missing their deadline was
+    /// stepped down to a rate they fit (``OverrunMonitor``).
+    case overrun
 }
 
 /// One link that gets less than it asked for, and why.

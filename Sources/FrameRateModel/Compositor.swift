@@ -58,10 +58,10 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Changes a link's range and/or paused flag. A resumed link starts afresh: no skips reported for the pause.
     public mutating func update(
-        link: LinkID, owner: OwnerID, range: FrameRateRange? = nil, paused: Bool? = nil, at now: C.Instant
+        link: LinkID, owner: OwnerID, range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil, at now: C.Instant
     ) throws(CompositorError) -> LinkStatus {
         let index = try index(of: link, owner: owner)
-        displays[index].update(link, range: range, paused: paused, at: now)
+        displays[index].update(link, range: range, paused: paused, adaptive: adaptive, at: now)
         return displays[index].status(of: link)!
     }
 
@@ -105,6 +105,37 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     ) throws(CompositorError) -> Presentation<C.Instant>? {
         let index = try index(of: link, owner: owner)
         return try displays[index].present(link, sequence: sequence, notBefore: notBefore, minimumInterval: minimumInterval, at: now)
+    }
+
+    /// Records that `owner`'s client finished the frame for tick `sequence` of `link` at
+    /// `now`, measuring its frame time from the tick (the one measurement `FrameDone` and
+    /// `Present` both feed). For an adaptive link this may step it down or back up
+    /// (``OverrunMonitor``), which re-arbitrates at `now`.
+    /// - Returns: the adaptive step this frame caused, if any.
+    @discardableResult
+    public mutating func frameFinished(
+        link: LinkID, owner: OwnerID, sequence: UInt64, at now: C.Instant
+    ) throws(CompositorError) -> OverrunMonitor.Step? {
+        let index = try index(of: link, owner: owner)
+        return try displays[index].frameFinished(link, sequence: sequence, at: now)
+    }
+
+    /// Boosts `link` (``LinkBoost``): from `now` for `duration` (clamped to
+    /// `0...LinkBoost.maximumDuration`), it votes `range`, or `{max, max, max}` of its own
+    /// range when `nil`. A running boost's end only moves later. When the boost ends, the
+    /// display re-arbitrates at that instant and falls back through the decrease dwell.
+    /// - Returns: the link's status and when its boost ends.
+    public mutating func boost(
+        link: LinkID, owner: OwnerID, duration: Duration, range: FrameRateRange? = nil, at now: C.Instant
+    ) throws(CompositorError) -> (status: LinkStatus, boostedUntil: C.Instant) {
+        let index = try index(of: link, owner: owner)
+        guard let end = displays[index].boost(link, range: range, duration: duration, at: now) else { throw .linkNotFound(link) }
+        return (displays[index].status(of: link)!, displays[index].origin.advanced(by: end))
+    }
+
+    /// The owner of `link`, if it exists.
+    public func owner(of link: LinkID) -> OwnerID? {
+        displayOfLink[link].flatMap { displays[$0].link(link)?.owner }
     }
 
     /// The caps of `display` (the default display when `nil`).

@@ -47,7 +47,12 @@ enum DecisionReason {
                 + (holders.map { ", \($0)" } ?? "")
         }
         if let first = limited.first {
-            let by = first.by == .entitlement ? "without the high-frame-rate entitlement" : "by \(cap?.source ?? "a cap")"
+            let by: String
+            switch first.by {
+            case .entitlement: by = "without the high-frame-rate entitlement"
+            case .cap: by = "by \(cap?.source ?? "a cap")"
+            case .overrun: by = "because its frames kept missing their deadline (adaptive)"
+            }
             let subject = first.link == deciders.first ? "it" : name(first.link)
             sentence += "; \(subject) is limited to \(FrameRateMath.format(first.got)) Hz \(by)"
                 + (limitedCount > 1 ? " (\(limitedCount - 1) more \(limitedCount == 2 ? "link is" : "links are") limited)" : "")

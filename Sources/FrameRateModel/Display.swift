@@ -11,6 +11,13 @@ struct DisplayLinkState: Sendable {
     let since: Duration
     /// Its recent ticks' targets, previous shown frame and hitch counts.
     var presentation: LinkPresentation
+    /// The transient boost in force, if any: the link votes its range instead of its own.
+    var boost: LinkBoost? = nil
+    /// Adaptive pacing, when the link asked for it (`adaptive: true`).
+    var overrun: OverrunMonitor? = nil
+
+    /// The range the link votes and is paced with, before caps: its boost's while boosted.
+    var votedRange: FrameRateRange { boost?.range ?? configuration.range }
 }
 
 /// One display's whole state: its links, caps, arbitration, governor and vsync grid.
@@ -34,6 +41,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private var pendingFrames: [LinkID: PendingFrame] = [:]
     /// Time at each rate and who held it there.
     private(set) var residency = ResidencyLedger()
+    /// The end of every boost in force (each link's ``DisplayLinkState/boost``), so the
+    /// per-vsync question "does a boost end?" costs O(boosted links), not O(links).
+    private var boostEnds: [LinkID: Duration] = [:]
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
@@ -79,17 +89,18 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         for link in checkpoint.links {
             guard positions[link.link] == nil else { throw CheckpointMismatch("\(link.link) appears twice in the snapshot") }
             guard link.pacing.isConsistent else { throw CheckpointMismatch("\(link.link)'s sequence numbers are inconsistent") }
-            let cadence = cadence(of: link.configuration, refresh: checkpoint.refreshRate)
             positions[link.link] = links.count
-            links.append(
-                Link(
-                    id: link.link, owner: link.owner, configuration: link.configuration,
-                    pacer: LinkPacer(cadence: cadence, restoring: link.pacing), since: link.since,
-                    // Hitch counts and residency are not in the handover snapshot (format 1):
-                    // they start again from the handover.
-                    presentation: LinkPresentation(since: link.since, paused: link.configuration.isPaused)
-                )
+            var restored = Link(
+                id: link.link, owner: link.owner, configuration: link.configuration,
+                pacer: LinkPacer(cadence: CallbackCadence(range: link.configuration.range, refresh: checkpoint.refreshRate), restoring: link.pacing),
+                since: link.since,
+                // Hitch counts, residency, boosts and an adaptive link's frame history are not
+                // in the handover snapshot (format 1): they start again from the handover.
+                presentation: LinkPresentation(since: link.since, paused: link.configuration.isPaused),
+                overrun: link.configuration.isAdaptive ? OverrunMonitor() : nil
             )
+            restored.pacer = LinkPacer(cadence: cadence(of: restored, refresh: checkpoint.refreshRate), restoring: link.pacing)
+            links.append(restored)
         }
         let decision = arbitrate()
         governor = RefreshRateGovernor(
@@ -120,14 +131,26 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     func link(_ id: LinkID) -> Link? { positions[id].map { links[$0] } }
 
-    func cadence(of configuration: DisplayLinkConfiguration, refresh: Double) -> CallbackCadence {
-        arbiter.cadence(of: configuration.range, hasEntitlement: configuration.hasHighFrameRateEntitlement, caps: caps, refresh: refresh)
+    /// The callback cadence of `link` at `refresh` Hz: its voted range (a boost's while
+    /// boosted) under its ceiling and any adaptive hold.
+    func cadence(of link: Link, refresh: Double) -> CallbackCadence {
+        CallbackCadence(range: effectiveRange(of: link), refresh: refresh)
     }
 
-    /// How the entitlement or a cap limits `link`, or `nil` when it may have what it asked for.
+    /// The range `link` is arbitrated and paced with.
+    func effectiveRange(of link: Link) -> FrameRateRange {
+        arbiter.effectiveRange(
+            of: link.votedRange, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps,
+            overrunCeiling: link.overrun?.ceiling
+        )
+    }
+
+    /// How the entitlement, a cap or an adaptive step-down limits `link`, or `nil` when
+    /// it may have what it asked for (a boost's range while boosted).
     func limit(of link: Link) -> LinkLimit? {
         arbiter.limit(
-            of: link.id, range: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps
+            of: link.id, range: link.votedRange, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps,
+            overrunCeiling: link.overrun?.ceiling
         )
     }
 
@@ -137,7 +160,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let decision = self.decision
         return LinkStatus(
             link: link.id, display: id, refreshRate: decision.rate,
-            callbackRate: cadence(of: link.configuration, refresh: decision.rate).callbackRate,
+            callbackRate: cadence(of: link, refresh: decision.rate).callbackRate,
             decision: decision, limit: limit(of: link)
         )
     }
@@ -165,28 +188,35 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         catchUp(to: now)
         positions[id] = links.count
         let since = origin.duration(to: now)
-        links.append(
-            Link(
-                id: id, owner: owner, configuration: configuration,
-                pacer: LinkPacer(cadence: cadence(of: configuration, refresh: refreshRate)), since: since,
-                presentation: LinkPresentation(since: since, paused: configuration.isPaused)
-            )
+        var link = Link(
+            id: id, owner: owner, configuration: configuration,
+            pacer: LinkPacer(cadence: CallbackCadence(range: configuration.range, refresh: refreshRate)), since: since,
+            presentation: LinkPresentation(since: since, paused: configuration.isPaused),
+            overrun: configuration.isAdaptive ? OverrunMonitor() : nil
         )
+        link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
+        links.append(link)
         rearbitrate(at: now)
     }
 
-    mutating func update(_ id: LinkID, range: FrameRateRange?, paused: Bool?, at now: C.Instant) {
+    mutating func update(_ id: LinkID, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil, at now: C.Instant) {
         catchUp(to: now)
         guard let position = positions[id] else { return }
         var link = links[position]
         let wasPaused = link.configuration.isPaused
         if let range { link.configuration.range = range }
         if let paused { link.configuration.isPaused = paused }
+        if let adaptive {
+            link.configuration.isAdaptive = adaptive
+            link.overrun = adaptive ? (link.overrun ?? OverrunMonitor()) : nil
+        }
         if wasPaused && !link.configuration.isPaused { link.pacer.resume() }
         if wasPaused != link.configuration.isPaused {
             link.presentation.hitches.setPaused(link.configuration.isPaused, at: origin.duration(to: now))
         }
-        link.pacer.setCadence(cadence(of: link.configuration, refresh: refreshRate))
+        // Frames measured under another range or before a pause say nothing about the next ones.
+        if range != nil || (wasPaused && !link.configuration.isPaused) { link.overrun?.forgetFrames() }
+        link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
         links[position] = link
         rearbitrate(at: now)
     }
@@ -194,6 +224,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func remove(_ id: LinkID, at now: C.Instant) {
         catchUp(to: now)
         guard let position = positions.removeValue(forKey: id) else { return }
+        boostEnds[id] = nil
         links.remove(at: position)
         pendingFrames[id] = nil
         residency.linkEnded(id)
@@ -211,6 +242,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             positions[link.id] = nil
             pendingFrames[link.id] = nil
             residency.linkEnded(link.id)
+            boostEnds[link.id] = nil
         }
         links.removeAll { $0.owner == owner }
         // Only links after the first removed one moved.
@@ -286,11 +318,78 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
+    /// Records that the client finished the frame for `sequence` at `now`, measures its
+    /// frame time from its tick, and feeds an adaptive link's ``OverrunMonitor``; a step
+    /// re-paces the link and re-arbitrates at `now`.
+    /// - Returns: the adaptive step this frame caused, if any.
+    mutating func frameFinished(_ id: LinkID, sequence: UInt64, at now: C.Instant) throws(CompositorError) -> OverrunMonitor.Step? {
+        guard let position = positions[id] else { throw .linkNotFound(id) }
+        let measurement = links[position].pacer.frameFinished(sequence: sequence, at: origin.duration(to: now))
+        switch measurement {
+        case .notDelivered:
+            throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: links[position].pacer.lastDelivered)
+        case .unmeasured:
+            return nil
+        case .measured(let frameTime, let interval):
+            guard links[position].overrun != nil else { return nil }
+            let step = links[position].overrun!.record(
+                frameTime: frameTime, interval: interval, callbackRate: links[position].pacer.cadence.callbackRate, refresh: refreshRate
+            )
+            guard let step else { return nil }
+            catchUp(to: now)
+            guard let moved = positions[id] else { return step }
+            links[moved].pacer.setCadence(cadence(of: links[moved], refresh: refreshRate))
+            rearbitrate(at: now)
+            return step
+        }
+    }
+
+    /// Boosts `id` from `now` for `duration` with `range` (its default boost range when
+    /// `nil`): extends a running boost's end, never shortens it, and re-arbitrates.
+    /// - Returns: when the boost ends, as the time since the display's origin.
+    mutating func boost(_ id: LinkID, range: FrameRateRange?, duration: Duration, at now: C.Instant) -> Duration? {
+        catchUp(to: now)
+        guard let position = positions[id] else { return nil }
+        let time = origin.duration(to: now)
+        let duration = Swift.min(Swift.max(duration, .zero), LinkBoost.maximumDuration)
+        let range = range ?? LinkBoost.defaultRange(for: links[position].configuration.range)
+        let boost = links[position].boost?.extended(range: range, now: time, duration: duration)
+            ?? LinkBoost(range: range, now: time, duration: duration)
+        links[position].boost = boost
+        boostEnds[id] = boost.end
+        links[position].pacer.setCadence(cadence(of: links[position], refresh: refreshRate))
+        rearbitrate(at: now)
+        return boost.end
+    }
+
+    /// The earliest end of a boost in force, as the time since the display's origin.
+    private var earliestBoostEnd: Duration? {
+        boostEnds.isEmpty ? nil : boostEnds.values.min()
+    }
+
+    /// Ends every boost that ended at or before `now`, in order of their ends, each
+    /// re-arbitrating at the instant it ended (so the decrease dwell counts from there).
+    private mutating func expireBoosts(through now: C.Instant) {
+        let time = origin.duration(to: now)
+        // Each pass ends at least one boost: at most one pass per link.
+        while let end = earliestBoostEnd, end <= time {
+            let refresh = refreshRate
+            for (id, linkEnd) in boostEnds where linkEnd == end {
+                boostEnds[id] = nil
+                guard let index = positions[id] else { continue }
+                links[index].boost = nil
+                links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
+            }
+            rearbitrate(at: origin.advanced(by: end))
+        }
+    }
+
     /// A driver that sleeps while nothing is due leaves the timeline behind `now`; before a
     /// change at `now`, move it up, so that a link joining now ticks at the next vsync after
     /// now, not at one already past. (Not when something is due at or before `now`: the
     /// driver is about to process that vsync.)
     private mutating func catchUp(to now: C.Instant) {
+        expireBoosts(through: now)
         if nextEventfulVsync.map({ $0 > now }) ?? true { timeline.skipIdle(to: now) }
     }
 
@@ -300,13 +399,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
         for index in links.indices where !links[index].configuration.isPaused {
             ballot.add(
-                link: links[index].id, range: links[index].configuration.range,
+                link: links[index].id, range: links[index].votedRange,
                 entitled: links[index].configuration.hasHighFrameRateEntitlement,
-                vote: LinkVote(
-                    link: links[index].id, range: links[index].configuration.range,
-                    hasHighFrameRateEntitlement: links[index].configuration.hasHighFrameRateEntitlement,
-                    label: links[index].configuration.label
-                )
+                overrunCeiling: links[index].overrun?.ceiling,
+                vote: vote(of: links[index])
             )
         }
         return arbiter.decide(ballot)
@@ -344,10 +440,20 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
     }
 
+    /// What `link` votes, named in reasons.
+    private func vote(of link: Link) -> LinkVote {
+        var vote = LinkVote(
+            link: link.id, range: link.votedRange, hasHighFrameRateEntitlement: link.configuration.hasHighFrameRateEntitlement,
+            label: link.configuration.label
+        )
+        vote.isBoosted = link.boost != nil
+        return vote
+    }
+
     private mutating func recomputeCadences() {
         let refresh = refreshRate
         for index in links.indices {
-            links[index].pacer.setCadence(cadence(of: links[index].configuration, refresh: refresh))
+            links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
         }
     }
 
@@ -372,6 +478,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             let due = timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore - PendingFrame.slack)).index
             if earliest == nil || due < earliest! { earliest = due }
         }
+        if let end = earliestBoostEnd {
+            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index
+            if earliest == nil || due < earliest! { earliest = due }
+        }
         for index in links.indices where !links[index].configuration.isPaused {
             let divisor = UInt64(links[index].pacer.cadence.divisor)
             let due = (next.index + divisor - 1) / divisor * divisor
@@ -383,7 +493,12 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Processes the vsync due at or before `now`.
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
+        // The vsync a boost's end is due at, by index, as ``nextEventfulVsync`` schedules it
+        // (an end between two vsyncs is processed at the first one after it).
+        let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsync(atOrAfter: origin.advanced(by: $0)).index) }
         let (vsync, missed) = timeline.advance(to: now)
+        // A boost ending at or before this vsync re-arbitrates first, at its own end.
+        if let (end, due) = boostDue, due <= vsync.index { expireBoosts(through: Swift.max(vsync.instant, origin.advanced(by: end))) }
         let change = governor.vsync(at: vsync.instant)
         let time = origin.duration(to: vsync.instant)
         if let change {
@@ -409,12 +524,12 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 target = vsync.instant.advanced(by: period * cadence.divisor)
             }
             links[index].presentation.delivered(sequence: sequence, target: origin.duration(to: target))
-            ticks.append(
-                Tick(
-                    link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
-                    duration: period, refreshRate: refresh, callbackRate: cadence.callbackRate, skipped: skipped
-                )
+            var tick = Tick(
+                link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
+                duration: period, refreshRate: refresh, callbackRate: cadence.callbackRate, skipped: skipped
             )
+            if links[index].boost != nil { tick.boosted = true }
+            ticks.append(tick)
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
@@ -433,9 +548,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private func linkSnapshot(_ link: Link, at now: Duration?) -> LinkSnapshot {
         LinkSnapshot(
             link: link.id, owner: link.owner, configuration: link.configuration,
-            effectiveRange: arbiter.effectiveRange(
-                of: link.configuration.range, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps
-            ),
+            effectiveRange: effectiveRange(of: link),
             callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link),
             hitches: link.presentation.hasPresented
                 ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil

@@ -10,6 +10,9 @@ public struct DisplayLinkConfiguration: Hashable, Sendable {
     public var hasHighFrameRateEntitlement: Bool
     /// An optional name for people, shown in status and reasons.
     public var label: String?
+    /// Whether the link steps down to a lower, even rate while its frames keep missing
+    /// their deadline, and back up once they fit (`adaptive: true`; ``OverrunMonitor``).
+    public var isAdaptive: Bool = false
 
     /// Builds a configuration; links start unpaused and without the entitlement.
     public init(range: FrameRateRange, isPaused: Bool = false, hasHighFrameRateEntitlement: Bool = false, label: String? = nil) {
@@ -17,5 +20,13 @@ public struct DisplayLinkConfiguration: Hashable, Sendable {
         self.isPaused = isPaused
         self.hasHighFrameRateEntitlement = hasHighFrameRateEntitlement
         self.label = label
+    }
+
+    /// Builds a configuration that may be adaptive (``isAdaptive``).
+    public init(
+        range: FrameRateRange, isPaused: Bool = false, hasHighFrameRateEntitlement: Bool = false, label: String? = nil, isAdaptive: Bool
+    ) {
+        self.init(range: range, isPaused: isPaused, hasHighFrameRateEntitlement: hasHighFrameRateEntitlement, label: label)
+        self.isAdaptive = isAdaptive
     }
 }

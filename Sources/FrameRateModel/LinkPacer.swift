@@ -39,6 +39,10 @@ struct LinkPacer: Sendable {
     private(set) var reportsFrameDone = false
     /// The earliest time of the next tick, since the display's origin: the previous tick's target.
     private var nextTarget: Duration?
+    /// When the latest delivered tick's interval started (its `timestamp`), since the display's origin.
+    private(set) var lastDeliveredTime: Duration = .zero
+    /// The latest delivered tick's interval (`targetTimestamp - timestamp`).
+    private(set) var lastDeliveredInterval: Duration = .zero
 
     init(cadence: CallbackCadence) {
         self.cadence = cadence
@@ -88,6 +92,25 @@ struct LinkPacer: Sendable {
         return true
     }
 
+    /// What a timed finished-frame report measured.
+    enum FrameMeasurement: Equatable {
+        /// That sequence was never delivered.
+        case notDelivered
+        /// Nothing to measure: not the latest delivered tick's first report.
+        case unmeasured
+        /// The frame took `frameTime` from its tick, against its `interval`.
+        case measured(frameTime: Duration, interval: Duration)
+    }
+
+    /// Records that the client finished the frame for `sequence` at `time` (since the
+    /// display's origin), like ``frameDone(sequence:)``, and measures it from its tick.
+    mutating func frameFinished(sequence: UInt64, at time: Duration) -> FrameMeasurement {
+        let first = sequence == lastDelivered && sequence > lastFinished && lastDelivered > 0
+        guard frameDone(sequence: sequence) else { return .notDelivered }
+        guard first else { return .unmeasured }
+        return .measured(frameTime: Swift.max(.zero, time - lastDeliveredTime), interval: lastDeliveredInterval)
+    }
+
     /// Processes the vsync with `index` at `time` (since the display's origin) on a
     /// timeline with `period`; `canDeliver` says whether the link's owner can take a tick now.
     mutating func vsync(index: UInt64, at time: Duration, period: Duration, canDeliver: Bool) -> Outcome {
@@ -113,6 +136,8 @@ struct LinkPacer: Sendable {
         let skipped = pendingSkips + intervals - 1
         pendingSkips = 0
         lastDelivered = sequence
+        lastDeliveredTime = time
+        lastDeliveredInterval = interval
         return .deliver(sequence: sequence, skipped: skipped)
     }
 }

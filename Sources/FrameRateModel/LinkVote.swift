@@ -9,6 +9,8 @@ public struct LinkVote: Hashable, Sendable {
     public let hasHighFrameRateEntitlement: Bool
     /// The link's label, if any, named in decision reasons.
     public let label: String?
+    /// Whether `range` is a transient boost's (``LinkBoost``), named in decision reasons.
+    public var isBoosted: Bool = false
 
     /// Builds a vote.
     public init(link: LinkID, range: FrameRateRange, hasHighFrameRateEntitlement: Bool, label: String? = nil) {
@@ -22,9 +24,10 @@ public struct LinkVote: Hashable, Sendable {
     var reasonName: String { reasonName(showingLabel: true) }
 
     /// `link 3 'scroll' (80, 120, 120)`, or `link 3 (80, 120, 120)` without the label
-    /// (for a viewer who may not see who holds the link: the label is the holder's words).
+    /// (for a viewer who may not see who holds the link: the label is the holder's words);
+    /// ` boosted` after it while a boost holds its vote.
     func reasonName(showingLabel: Bool) -> String {
         let name = showingLabel ? label.map { "\(link) '\($0)'" } ?? "\(link)" : "\(link)"
-        return "\(name) \(range)"
+        return "\(name) \(range)" + (isBoosted ? " boosted" : "")
     }
 }

@@ -21,4 +21,6 @@ public struct Tick<Instant: InstantProtocol>: Hashable, Sendable where Instant.D
     public let callbackRate: Double
     /// How many of the link's intervals passed without a tick since its last one.
     public let skipped: UInt64
+    /// Whether the link is boosted (``LinkBoost``) at this tick: it votes its boost's range.
+    public var boosted: Bool = false
 }

@@ -66,6 +66,7 @@ extension CompositorCore {
             case .invalidate: return .success(try invalidate(params, session: session))
             case .frameDone: return .success(try frameDone(params, session: session))
             case .present: return .success(try present(params, session: session))
+            case .boost: return .success(try boost(params, session: session))
             case .getState: return .success(try getState(params, session: session))
             case .setCaps: return .success(try setCaps(params, session: session))
             case .watch: return .success(try watch(params, session: session))
@@ -103,7 +104,8 @@ extension CompositorCore {
         )
         let at = now()
         let configuration = DisplayLinkConfiguration(
-            range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label
+            range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label,
+            isAdaptive: request.adaptive
         )
         let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
@@ -119,7 +121,7 @@ extension CompositorCore {
             metadata: peerMetadata(session.peer).merging([
                 "event": "link-registered", "link": "\(status.link.rawValue)", "display": "\(status.display.rawValue)",
                 "range": "\(request.range)", "label": "\(request.label ?? "")", "high_frame_rate": "\(request.highFrameRate)",
-                "paused": "\(request.paused)",
+                "paused": "\(request.paused)", "adaptive": "\(request.adaptive)",
             ]) { $1 }
         )
         emitLinkEvent(status.link, holder: session.peer) { .linkAdded(display: status.display, link: $0) }
@@ -142,7 +144,9 @@ extension CompositorCore {
         let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
                 (
-                    try state.compositor.update(link: request.link, owner: session.owner, range: request.range, paused: request.paused, at: at),
+                    try state.compositor.update(
+                        link: request.link, owner: session.owner, range: request.range, paused: request.paused, adaptive: request.adaptive, at: at
+                    ),
                     state.compositor.start
                 )
             }
@@ -178,12 +182,15 @@ extension CompositorCore {
 
     private func frameDone(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try FrameDoneRequest(params: params)
-        // Pacing only: nothing GetState shows changes and no deadline moves, so no wake-up.
-        try mapped { () throws(CompositorError) in
+        let at = now()
+        // Pacing and frame timing only: nothing GetState shows changes and no deadline moves,
+        // so no wake-up, unless an adaptive link stepped (``adaptiveStepped(_:link:session:)``).
+        let step = try mapped { () throws(CompositorError) in
             try shared.update { (state) throws(CompositorError) in
-                try state.compositor.frameDone(link: request.link, owner: session.owner, sequence: request.sequence)
+                try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
             }
         }
+        if let step { adaptiveStepped(step, link: request.link, session: session) }
         return .object([:])
     }
 
@@ -204,14 +211,19 @@ extension CompositorCore {
         }
         let interval = request.afterMinimumDuration.map { Duration.nanoseconds(Int64(($0 * 1e9).rounded())) }
         // A change: the frame's vsync may be due before the tick plane's next wake-up.
-        let replaced = try mapped { () throws(CompositorError) in
-            try shared.change { (state) throws(CompositorError) in
-                try state.compositor.present(
+        let (replaced, step) = try mapped { () throws(CompositorError) in
+            try shared.change { (state) throws(CompositorError) -> (Presentation<MonotonicClock.Instant>?, OverrunMonitor.Step?) in
+                // Present is a FrameDone too: the same frame-time measurement an adaptive link
+                // steps on, taken before the frame is queued.
+                let step = try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
+                let replaced = try state.compositor.present(
                     link: request.link, owner: session.owner, sequence: request.sequence, notBefore: notBefore,
                     minimumInterval: interval, at: at
                 )
+                return (replaced, step)
             }
         }
+        if let step { adaptiveStepped(step, link: request.link, session: session) }
         trace {
             let display = shared.read { $0.compositor.display(of: request.link) } ?? DisplayID(rawValue: 0)
             return [.present(display: display, link: request.link, sequence: request.sequence, at: at.seconds)]
@@ -375,7 +387,7 @@ extension CompositorCore {
     }
 
     /// Runs a model operation, turning its errors into gRPC statuses.
-    private func mapped<T>(_ body: () throws(CompositorError) -> T) throws(RPCError) -> T {
+    func mapped<T>(_ body: () throws(CompositorError) -> T) throws(RPCError) -> T {
         do {
             return try body()
         } catch {

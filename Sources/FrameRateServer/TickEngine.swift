@@ -170,8 +170,9 @@ package final class TickEngine: Sendable {
     /// every tick of the same cadence (encoded once per vsync and cadence), by shard.
     private static func plan(_ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], into shards: inout [Batch]) {
         let allocator = ByteBufferAllocator()
-        // Each distinct target (cadence) of this vsync, with its segment's index in every shard's list.
+        // Each distinct target (cadence) and boosted flag of this vsync, with its segment's index in every shard's list.
         var targets: [MonotonicClock.Instant] = []
+        var boosted: [Bool] = []
         let base = shards.first?.fields.count ?? 0
         for index in shards.indices {
             shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + report.ticks.count / shards.count + 1)
@@ -179,17 +180,18 @@ package final class TickEngine: Sendable {
         var last = -1
         for (tick, writer) in zip(report.ticks, writers) {
             guard let writer else { continue }
-            if last < 0 || targets[last] != tick.targetTimestamp {
-                if let found = targets.firstIndex(of: tick.targetTimestamp) {
+            if last < 0 || targets[last] != tick.targetTimestamp || boosted[last] != tick.boosted {
+                if let found = targets.indices.first(where: { targets[$0] == tick.targetTimestamp && boosted[$0] == tick.boosted }) {
                     last = found
                 } else {
                     let fields = TickLineEncoder.sharedFields(
                         timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
                         duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
-                        callbackRate: tick.callbackRate, allocator: allocator
+                        callbackRate: tick.callbackRate, boosted: tick.boosted, allocator: allocator
                     )
                     for index in shards.indices { shards[index].fields.append(fields) }
                     targets.append(tick.targetTimestamp)
+                    boosted.append(tick.boosted)
                     last = targets.count - 1
                 }
             }

@@ -10,6 +10,8 @@ struct PrintedTick: Decodable {
     var refreshRate: Double
     var callbackRate: Double
     var skipped: UInt64
+    /// Present (and true) only on a boosted link's ticks.
+    var boosted: Bool?
 
     static func parse(_ lines: [String]) -> [PrintedTick] {
         lines.compactMap { line in

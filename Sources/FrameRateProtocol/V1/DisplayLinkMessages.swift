@@ -45,6 +45,8 @@ public struct RegisterRequest: Hashable, Sendable {
     public var label: String?
     /// Whether the client declares the high-frame-rate entitlement.
     public var highFrameRate: Bool
+    /// Whether the link steps down while its frames keep missing their deadline (`adaptive`).
+    public var adaptive: Bool = false
 
     /// Builds a request.
     public init(range: FrameRateRange, display: DisplayID? = nil, paused: Bool = false, label: String? = nil, highFrameRate: Bool = false) {
@@ -57,7 +59,7 @@ public struct RegisterRequest: Hashable, Sendable {
 
     /// Parses params, naming any bad field.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["range", "display", "paused", "label", "highFrameRate"])
+        let reader = try ParamReader(params, allowed: ["range", "display", "paused", "label", "highFrameRate", "adaptive"])
         guard let range = try readRange(reader, field: "range") else {
             throw .invalidParams(field: "range", "missing required field range ({minimum, maximum, preferred} in Hz)")
         }
@@ -66,6 +68,7 @@ public struct RegisterRequest: Hashable, Sendable {
         self.paused = try reader.bool("paused") ?? false
         self.label = try reader.string("label")
         self.highFrameRate = try reader.bool("highFrameRate") ?? false
+        self.adaptive = try reader.bool("adaptive") ?? false
     }
 
     /// The params object.
@@ -73,6 +76,7 @@ public struct RegisterRequest: Hashable, Sendable {
         var object: JSONObject = ["range": range.jsonValue, "paused": .bool(paused), "highFrameRate": .bool(highFrameRate)]
         if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
         if let label { object["label"] = .string(label) }
+        if adaptive { object["adaptive"] = .bool(true) }
         return .object(object)
     }
 }
@@ -162,20 +166,24 @@ public struct UpdateRequest: Hashable, Sendable {
     public var range: FrameRateRange?
     /// A new paused flag, or `nil` to keep it.
     public var paused: Bool?
+    /// A new adaptive flag, or `nil` to keep it.
+    public var adaptive: Bool?
 
     /// Builds a request.
-    public init(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil) {
+    public init(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil) {
         self.link = link
         self.range = range
         self.paused = paused
+        self.adaptive = adaptive
     }
 
     /// Parses params, naming any bad field.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["link", "range", "paused"])
+        let reader = try ParamReader(params, allowed: ["link", "range", "paused", "adaptive"])
         self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
         self.range = try readRange(reader, field: "range")
         self.paused = try reader.bool("paused")
+        self.adaptive = try reader.bool("adaptive")
     }
 
     /// The params object.
@@ -183,6 +191,7 @@ public struct UpdateRequest: Hashable, Sendable {
         var object: JSONObject = ["link": JSONValue(link.rawValue)]
         if let range { object["range"] = range.jsonValue }
         if let paused { object["paused"] = .bool(paused) }
+        if let adaptive { object["adaptive"] = .bool(adaptive) }
         return .object(object)
     }
 }

@@ -108,6 +108,7 @@ public enum ServiceCatalog {
             method: .register, kind: .serverStreaming,
             params: [field("range", "object", required: true)] + range + [
                 field("display", "integer"), field("paused", "boolean"), field("label", "string"), field("highFrameRate", "boolean"),
+                field("adaptive", "boolean"),
             ],
             streams: .tick, summary: "Register a display link; its ticks follow as Tick notifications.",
             result: linkStatus(display: true), errors: [.notFound, .resourceExhausted, .unavailable]
@@ -120,14 +121,24 @@ public enum ServiceCatalog {
                 field("targetTimestamp", "number (s, CLOCK_MONOTONIC)", required: true),
                 field("duration", "number (s)", required: true), field("refreshRate", "number (Hz)", required: true),
                 field("callbackRate", "number (Hz)", required: true), field("skipped", "integer", required: true),
+                field("boosted", "boolean (present and true only while boosted)"),
             ],
             streams: nil, summary: "One delivered tick of a link (sent by the daemon)."
         ),
         Method(
             method: .update, kind: .unary,
-            params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean")],
-            streams: nil, summary: "Change a link's range and/or paused flag.", result: linkStatus(display: false),
+            params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean"), field("adaptive", "boolean")],
+            streams: nil, summary: "Change a link's range, paused flag and/or adaptive pacing.", result: linkStatus(display: false),
             errors: [.notFound, .unavailable]
+        ),
+        Method(
+            method: .boost, kind: .unary,
+            params: [field("link", "integer", required: true), field("duration", "number (s, 0 < duration <= 5)", required: true),
+                field("range", "object")] + range.map { field($0.name, $0.type) },
+            streams: nil,
+            summary: "Boost a link for a while: it votes a higher range (default its maximum) until the boost ends; a later Boost only moves the end later.",
+            result: linkStatus(display: false) + [field("boostedUntil", "number (s, CLOCK_MONOTONIC)", required: true)],
+            errors: [.notFound, .invalidArgument, .unavailable]
         ),
         Method(
             method: .invalidate, kind: .unary, params: [field("link", "integer", required: true)], streams: nil,

@@ -12,6 +12,7 @@ public import NIOCore
 ///  "timestamp":T,"targetTimestamp":T,"duration":T,"refreshRate":R,"callbackRate":R,"skipped":K}}
 /// ```
 ///
+/// with `,"boosted":true` between `callbackRate` and `skipped` for a boosted link's tick
 /// (one line, optionally ending in `\n`), with `L`, `S`, `K` unsigned decimal integers, `T`
 /// seconds as `digits[.digits]` (at most nine decimals: the wire's nanosecond precision) and
 /// `R` any JSON number. Anything else, including a valid Tick with its members in another
@@ -28,6 +29,8 @@ public enum TickLineScanner {
         public var timestampNanoseconds: Int64
         /// Intervals that passed without a tick since the link's previous tick (`params.skipped`).
         public var skipped: UInt64
+        /// Whether the link was boosted at this tick (`params.boosted`, absent when not).
+        public var boosted: Bool = false
 
         /// Builds the fields.
         public init(link: UInt64, sequence: UInt64, timestampNanoseconds: Int64, skipped: UInt64) {
@@ -58,13 +61,17 @@ public enum TickLineScanner {
             cursor.expect(#","targetTimestamp":"#), cursor.seconds() != nil,
             cursor.expect(#","duration":"#), cursor.seconds() != nil,
             cursor.expect(#","refreshRate":"#), cursor.number(),
-            cursor.expect(#","callbackRate":"#), cursor.number(),
-            cursor.expect(#","skipped":"#), let skipped = cursor.unsigned(),
+            cursor.expect(#","callbackRate":"#), cursor.number()
+        else { return nil }
+        let boosted = cursor.expect(#","boosted":true"#)
+        guard cursor.expect(#","skipped":"#), let skipped = cursor.unsigned(),
             cursor.expect("}}")
         else { return nil }
         _ = cursor.expect("\n")
         guard cursor.atEnd else { return nil }
-        return Fields(link: link, sequence: sequence, timestampNanoseconds: timestamp, skipped: skipped)
+        var fields = Fields(link: link, sequence: sequence, timestampNanoseconds: timestamp, skipped: skipped)
+        fields.boosted = boosted
+        return fields
     }
 
     /// Scans the readable bytes of `line` (with or without its trailing `\n`); the reader index does not move.

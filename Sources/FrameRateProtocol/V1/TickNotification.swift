@@ -20,12 +20,16 @@ public struct TickNotification: Hashable, Sendable {
     public var callbackRate: Double
     /// The link's intervals that passed without a tick since its last one.
     public var skipped: UInt64
+    /// Whether the link is boosted (`DisplayLink/Boost`) at this tick; on the wire only
+    /// when `true`.
+    public var boosted: Bool
 
     /// Builds a notification.
     public init(
         link: LinkID, sequence: UInt64, timestamp: Double, targetTimestamp: Double, duration: Double,
-        refreshRate: Double, callbackRate: Double, skipped: UInt64
+        refreshRate: Double, callbackRate: Double, skipped: UInt64, boosted: Bool = false
     ) {
+        self.boosted = boosted
         self.link = link
         self.sequence = sequence
         self.timestamp = timestamp
@@ -47,15 +51,18 @@ public struct TickNotification: Hashable, Sendable {
         self.refreshRate = try reader.requiredNumber("refreshRate")
         self.callbackRate = try reader.requiredNumber("callbackRate")
         self.skipped = UInt64(try reader.requiredInteger("skipped", minimum: 0))
+        self.boosted = try reader.bool("boosted") ?? false
     }
 
     /// The params object (for tests and tools; the daemon writes ticks with ``TickLineEncoder``).
     public var jsonValue: JSONValue {
-        [
+        var object: JSONObject = [
             "link": JSONValue(link.rawValue), "sequence": JSONValue(sequence), "timestamp": JSONValue(timestamp),
             "targetTimestamp": JSONValue(targetTimestamp), "duration": JSONValue(duration),
             "refreshRate": JSONValue(refreshRate), "callbackRate": JSONValue(callbackRate), "skipped": JSONValue(skipped),
         ]
+        if boosted { object["boosted"] = .bool(true) }
+        return .object(object)
     }
 }
 
@@ -70,12 +77,13 @@ public enum TickLineEncoder {
     private static let sequenceKey: StaticString = #","sequence":"#
     private static let suffix: StaticString = "}}\n"
 
-    /// The encoded `,"timestamp":…,"callbackRate":…,"skipped":` segment shared by
-    /// every link ticking at one vsync with one cadence. Times are whole nanoseconds on
-    /// `CLOCK_MONOTONIC`, written as seconds with nine decimals.
+    /// The encoded `,"timestamp":…,"callbackRate":…[,"boosted":true],"skipped":` segment
+    /// shared by every link ticking at one vsync with one cadence and one boosted flag.
+    /// Times are whole nanoseconds on `CLOCK_MONOTONIC`, written as seconds with nine decimals.
+    /// `boosted` costs nothing per link: boosted links get their own shared segment.
     public static func sharedFields(
         timestamp: Int64, targetTimestamp: Int64, duration: Int64, refreshRate: Double, callbackRate: Double,
-        allocator: ByteBufferAllocator
+        boosted: Bool = false, allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 160)
         buffer.writeString(#","timestamp":"#)
@@ -88,6 +96,7 @@ public enum TickLineEncoder {
         buffer.writeString(JSONNumber(refreshRate).text)
         buffer.writeString(#","callbackRate":"#)
         buffer.writeString(JSONNumber(callbackRate).text)
+        if boosted { buffer.writeString(#","boosted":true"#) }
         buffer.writeString(#","skipped":"#)
         return buffer
     }

@@ -15,6 +15,8 @@ public enum V1Method: String, CaseIterable, Sendable {
     case present = "framerate.v1.DisplayLink/Present"
     /// Notification from the daemon: what became of one `Present` (shown at a vsync, or dropped).
     case presented = "framerate.v1.DisplayLink/Presented"
+    /// Request: boost a link for a while (it votes a higher range until the boost ends).
+    case boost = "framerate.v1.DisplayLink/Boost"
     /// Notification from the daemon: the daemon ended a link.
     case closed = "framerate.v1.DisplayLink/Closed"
     /// Request: every display, its rate, reason, caps and links.

@@ -32,6 +32,7 @@ struct RegisterCommand: AsyncParsableCommand {
               framectl register --min 80 --max 120 --preferred 120
               framectl register --min 80 --max 120 --no-high-frame-rate
               framectl register --min 30 --max 60 --label video --count 10 --json
+              framectl register --min 120 --max 120 --preferred 120 --adaptive
             """
     )
 
@@ -57,6 +58,11 @@ struct RegisterCommand: AsyncParsableCommand {
 
     @Flag(help: "Register paused: no ticks until resumed.")
     var paused = false
+
+    @Flag(
+        help: "Adaptive: step down to a lower, even rate while frames keep missing their deadline (framectl reports each frame done as it prints the tick)."
+    )
+    var adaptive = false
 
     @Option(help: ArgumentHelp("The display (0 is the default display).", valueName: "n"))
     var display: Int?
@@ -88,7 +94,8 @@ struct RegisterCommand: AsyncParsableCommand {
         // A daemon restart should not end a long-running register: reconnect and register again.
         let connection = try await global.connectReconnecting(mentionWatches: false)
         let link = try await connection.register(
-            range: range, display: try ArgumentRules.display(display), paused: paused, label: label, highFrameRate: highFrameRate
+            range: range, display: try ArgumentRules.display(display), paused: paused, label: label, highFrameRate: highFrameRate,
+            adaptive: adaptive
         )
         let registration =
             json
@@ -114,6 +121,8 @@ struct RegisterCommand: AsyncParsableCommand {
                     var printed = 0
                     for await tick in link.ticks {
                         Console.out(printer.line(for: tick, now: MonotonicClock.now.seconds))
+                        // An adaptive link measures each frame from its tick to this report.
+                        if adaptive { try? await link.frameDone(sequence: tick.sequence) }
                         printed += 1
                         if let limit, printed >= limit { return .countReached }
                     }

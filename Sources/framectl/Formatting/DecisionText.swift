@@ -42,7 +42,12 @@ enum DecisionText {
 
     /// `link 1 wants 120 Hz, gets 60 Hz (no high-frame-rate entitlement)`.
     static func limit(_ limit: LinkLimit, cap: DecisionCap?) -> String {
-        let why = limit.by == .entitlement ? "no high-frame-rate entitlement" : "capped by " + (cap.map { capName($0.source) } ?? "a cap")
+        let why: String
+        switch limit.by {
+        case .entitlement: why = "no high-frame-rate entitlement"
+        case .cap: why = "capped by " + (cap.map { capName($0.source) } ?? "a cap")
+        case .overrun: why = "stepped down: its frames kept missing their deadline"
+        }
         return "link \(limit.link.rawValue) wants \(FrameRateMath.format(limit.wanted)) Hz, "
             + "gets \(FrameRateMath.format(limit.got)) Hz (\(why))"
     }

@@ -15,6 +15,8 @@ enum LimitText {
             return "limited to \(got) Hz: this link lacks the high-frame-rate entitlement (add --high-frame-rate)"
         case .cap:
             return "limited to \(got) Hz by " + (cap.map { DecisionText.capName($0.source) } ?? "a cap")
+        case .overrun:
+            return "stepped down to \(got) Hz: this adaptive link's frames kept missing their deadline (it steps back up once they fit)"
         }
     }
 }

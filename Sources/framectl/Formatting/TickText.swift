@@ -22,7 +22,7 @@ enum TickText {
 
     /// One tick for people:
     /// `tick 42  time 5012.345678  target 5012.354012  left 7.912 ms  rate 119.98 Hz  skipped 0`
-    /// (`rate -` on the first tick).
+    /// (`rate -` on the first tick; `  boosted` at the end while the link is boosted).
     ///
     /// - Parameters:
     ///   - previousTimestamp: the previous tick's `timestamp`, for the measured
@@ -37,7 +37,7 @@ enum TickText {
         return "tick \(tick.sequence)  time \(Fixed.format(tick.timestamp, decimals: 6))  "
             + "target \(Fixed.format(tick.targetTimestamp, decimals: 6))  "
             + "left \(Fixed.format(tick.workingTimeLeft(now: now) * 1000, decimals: 3)) ms  "
-            + "rate \(rate)  skipped \(tick.skipped)"
+            + "rate \(rate)  skipped \(tick.skipped)" + (tick.boosted ? "  boosted" : "")
     }
 
     /// One tick as a compact JSON object: the tick's params plus `workingTime`,

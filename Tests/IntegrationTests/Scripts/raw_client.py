@@ -8,6 +8,9 @@ Modes:
   hold   register a link, print the Register result, then read and discard
          forever (until killed)
   stall  register a link, print the Register result, then never read again
+
+With --frame-ms N (ticks mode) each tick is a frame that takes N ms: the client sleeps
+that long after reading it, then sends FrameDone. --adaptive registers with adaptive.
 """
 import argparse
 import json
@@ -27,6 +30,8 @@ def main() -> int:
     parser.add_argument("--label", default=None)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--receive-buffer", type=int, default=0)
+    parser.add_argument("--adaptive", action="store_true")
+    parser.add_argument("--frame-ms", type=float, default=0)
     args = parser.parse_args()
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -40,6 +45,8 @@ def main() -> int:
     }
     if args.label:
         params["label"] = args.label
+    if args.adaptive:
+        params["adaptive"] = True
     request = {"jsonrpc": "2.0", "id": 1, "method": "framerate.v1.DisplayLink/Register", "params": params}
     sock.sendall((json.dumps(request, separators=(",", ":")) + "\n").encode())
     reply = json.loads(stream.readline())
@@ -69,6 +76,11 @@ def main() -> int:
         tick["receivedAt"] = time.monotonic()
         count += 1
         print(json.dumps(tick, separators=(",", ":")), flush=True)
+        if args.frame_ms > 0:
+            time.sleep(args.frame_ms / 1000)
+            done = {"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/FrameDone",
+                    "params": {"link": tick["link"], "sequence": tick["sequence"]}}
+            sock.sendall((json.dumps(done, separators=(",", ":")) + "\n").encode())
     print(json.dumps({"summary": {"ticks": count, "seconds": args.seconds}}), flush=True)
     return 0
 

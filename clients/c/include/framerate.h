@@ -129,6 +129,7 @@ typedef struct fr_tick {
     double refresh_rate;      /* the display's rate in force, Hz */
     double callback_rate;     /* this link's rate, Hz */
     uint64_t skipped;         /* intervals without a tick since the previous one delivered */
+    int boosted;              /* 1 while the link is boosted (fr_boost), else 0 */
 } fr_tick;
 
 /* What became of one presented frame (framerate.v1.DisplayLink/Presented). */
@@ -147,9 +148,11 @@ typedef struct fr_link_options {
     int paused;               /* start paused */
     int high_frame_rate;      /* declare the high-frame-rate entitlement (> 60 Hz on phones) */
     const char *label;        /* shown by framectl status; NULL for none; copied */
+    int adaptive;             /* step down to a lower, even rate while frames keep missing
+                                 their deadline (tick to fr_frame_done), back up once they fit */
 } fr_link_options;
 
-#define FR_LINK_OPTIONS_INIT { { 0, 0, 0 }, -1, 0, 0, NULL }
+#define FR_LINK_OPTIONS_INIT { { 0, 0, 0 }, -1, 0, 0, NULL, 0 }
 
 /* How a connection comes back after the daemon goes away (the rule of
  * docs/protocol.md, "Reconnecting", the same as the Swift client's
@@ -304,6 +307,17 @@ FR_API int fr_next_presented(fr_link *link, fr_presented *out);
  * paused flag (-1 keeps it, 0 resumes, 1 pauses). */
 FR_API int fr_update(fr_link *link, const fr_range *range, int paused);
 FR_API int fr_pause(fr_link *link);
+
+/* DisplayLink/Update with adaptive: 1 makes the link adaptive, 0 not. */
+FR_API int fr_set_adaptive(fr_link *link, int adaptive);
+
+/* DisplayLink/Boost: for `duration` seconds (0 < duration <= 5, else FR_EINVAL)
+ * the link votes *range (NULL: its own maximum as minimum, maximum and
+ * preferred) instead of its own range; its ticks have boosted = 1. A later
+ * boost only moves the end later: call it per input event (a scroll) to hold
+ * the rate while the input lasts. *boosted_until (if not NULL) gets when the
+ * boost ends, seconds on CLOCK_MONOTONIC. */
+FR_API int fr_boost(fr_link *link, double duration, const fr_range *range, double *boosted_until);
 FR_API int fr_resume(fr_link *link);
 
 /* DisplayLink/Invalidate, then frees the link (whatever the result). While the

@@ -27,6 +27,7 @@
 #define M_FRAME_DONE "framerate.v1.DisplayLink/FrameDone"
 #define M_PRESENT "framerate.v1.DisplayLink/Present"
 #define M_PRESENTED "framerate.v1.DisplayLink/Presented"
+#define M_BOOST "framerate.v1.DisplayLink/Boost"
 #define M_CLOSED "framerate.v1.DisplayLink/Closed"
 #define M_EVENT "framerate.v1.Compositor/Event"
 #define M_WATCH "framerate.v1.Compositor/Watch"
@@ -48,6 +49,7 @@ struct fr_link {
     int64_t display;
     int paused;
     int high_frame_rate;
+    int adaptive;
     char *label;
     double refresh_rate;
     double callback_rate;
@@ -453,6 +455,8 @@ static int decode_tick(const fr_json *params, fr_tick *t) {
     const fr_json *skipped = fr_json_get(params, "skipped");
     if (skipped && skipped->type != FR_JSON_NULL && fr_json_u64(skipped, &t->skipped) != 0) return FR_EPROTO;
     if (t->sequence > ((uint64_t)1 << 62) || t->skipped > ((uint64_t)1 << 62)) return FR_EPROTO;
+    const fr_json *boosted = fr_json_get(params, "boosted");
+    t->boosted = boosted && boosted->type == FR_JSON_TRUE;
     return FR_OK;
 }
 
@@ -1136,6 +1140,7 @@ static int write_register_params(const fr_link *link, sb *s) {
         sb_json_string(s, link->label);
     }
     if (link->high_frame_rate) sb_puts(s, ",\"highFrameRate\":true");
+    if (link->adaptive) sb_puts(s, ",\"adaptive\":true");
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
 }
@@ -1421,6 +1426,7 @@ int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
     link->display = options->display < 0 ? -1 : options->display;
     link->paused = options->paused != 0;
     link->high_frame_rate = options->high_frame_rate != 0;
+    link->adaptive = options->adaptive != 0;
     if (options->label && (link->label = strdup(options->label)) == NULL) {
         free(link);
         return FR_ENOMEM;
@@ -1561,6 +1567,7 @@ typedef struct update_ctx {
     const fr_link *link;
     const fr_range *range;
     int paused;
+    int adaptive;             /* -1 keeps it */
 } update_ctx;
 
 static int build_update(const void *p, sb *s) {
@@ -1577,8 +1584,67 @@ static int build_update(const void *p, sb *s) {
         sb_puts(s, "}");
     }
     if (ctx->paused >= 0) sb_puts(s, ctx->paused ? ",\"paused\":true" : ",\"paused\":false");
+    if (ctx->adaptive >= 0) sb_puts(s, ctx->adaptive ? ",\"adaptive\":true" : ",\"adaptive\":false");
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
+}
+
+int fr_set_adaptive(fr_link *link, int adaptive) {
+    if (link == NULL || adaptive < 0 || adaptive > 1) return FR_EINVAL;
+    if (link->ended) return FR_EENDED;
+    update_ctx ctx = { link, NULL, -1, adaptive };
+    fr_msg answer;
+    int rc = conn_call(link->conn, link, M_UPDATE, build_update, &ctx, &answer);
+    if (rc != FR_OK) return rc;
+    rc = read_link_status(link, answer.result, 0);
+    fr__msg_clear(&answer);
+    if (rc != FR_OK) return rc;
+    link->adaptive = adaptive;
+    return FR_OK;
+}
+
+typedef struct boost_ctx {
+    const fr_link *link;
+    double duration;
+    const fr_range *range;
+} boost_ctx;
+
+static int build_boost(const void *p, sb *s) {
+    const boost_ctx *ctx = p;
+    sb_puts(s, "{\"link\":");
+    sb_u64(s, ctx->link->daemon_id);
+    sb_puts(s, ",\"duration\":");
+    sb_double(s, ctx->duration);
+    if (ctx->range) {
+        sb_puts(s, ",\"range\":{\"minimum\":");
+        sb_double(s, ctx->range->minimum);
+        sb_puts(s, ",\"maximum\":");
+        sb_double(s, ctx->range->maximum);
+        sb_puts(s, ",\"preferred\":");
+        sb_double(s, ctx->range->preferred);
+        sb_puts(s, "}");
+    }
+    sb_puts(s, "}");
+    return s->oom ? FR_ENOMEM : FR_OK;
+}
+
+int fr_boost(fr_link *link, double duration, const fr_range *range, double *boosted_until) {
+    /* `!(a && b)` also refuses NaN. */
+    if (link == NULL || !(duration > 0 && duration <= 5) || (range && !valid_range(range))) return FR_EINVAL;
+    if (link->ended) return FR_EENDED;
+    fr_range copy;
+    if (range) copy = *range;
+    boost_ctx ctx = { link, duration, range ? &copy : NULL };
+    fr_msg answer;
+    int rc = conn_call(link->conn, link, M_BOOST, build_boost, &ctx, &answer);
+    if (rc != FR_OK) return rc;
+    double until = 0;
+    rc = read_link_status(link, answer.result, 0);
+    if (rc == FR_OK && fr_json_double(fr_json_get(answer.result, "boostedUntil"), &until) != 0) rc = FR_EPROTO;
+    fr__msg_clear(&answer);
+    if (rc != FR_OK) return rc;
+    if (boosted_until) *boosted_until = until;
+    return FR_OK;
 }
 
 int fr_update(fr_link *link, const fr_range *range, int paused) {
@@ -1586,7 +1652,7 @@ int fr_update(fr_link *link, const fr_range *range, int paused) {
     if (link->ended) return FR_EENDED;
     fr_range copy;
     if (range) copy = *range;
-    update_ctx ctx = { link, range ? &copy : NULL, paused < 0 ? -1 : paused };
+    update_ctx ctx = { link, range ? &copy : NULL, paused < 0 ? -1 : paused, -1 };
     fr_msg answer;
     int rc = conn_call(link->conn, link, M_UPDATE, build_update, &ctx, &answer);
     if (rc != FR_OK) return rc;

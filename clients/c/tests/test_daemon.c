@@ -424,6 +424,69 @@ static void test_present_and_presented(void) {
     fr_close(conn);
 }
 
+static void test_boost(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 10, 120, 60, 1, 0, "c-boost");
+    fr_link_state st;
+    CHECK(fr_link_get(link, &st) == FR_OK && st.refresh_rate == 60.0);
+    double until = 0;
+    CHECK(fr_boost(link, 0, NULL, &until) == FR_EINVAL);
+    CHECK(fr_boost(link, 5.5, NULL, &until) == FR_EINVAL);
+    CHECK(fr_boost(link, NAN, NULL, &until) == FR_EINVAL);
+    double before = now_s();
+    int rc = fr_boost(link, 0.3, NULL, &until);
+    CHECK_MSG(rc == FR_OK, "%s", fr_strerror(rc));
+    CHECK_MSG(until >= before + 0.3 - 0.05 && until <= now_s() + 0.3 + 0.05, "boosted until %.6f", until);
+    CHECK(fr_link_get(link, &st) == FR_OK && st.refresh_rate == 120.0 && st.callback_rate == 120.0);
+    int boosted = 0, after = 0;
+    fr_tick tick;
+    while (fr_next_tick(link, &tick, 2000) == FR_OK && tick.timestamp < until + 0.1) {
+        if (tick.boosted) {
+            boosted++;
+            CHECK(tick.callback_rate == 120.0);
+        } else if (tick.timestamp > until) {
+            after++;
+            CHECK(tick.callback_rate == 60.0);
+        }
+    }
+    CHECK_MSG(boosted > 0 && after > 0, "%d boosted, %d after", boosted, after);
+    fr_range eighty = { 80, 80, 80 };
+    CHECK(fr_boost(link, 1, &eighty, NULL) == FR_OK);
+    CHECK(fr_link_get(link, &st) == FR_OK && st.refresh_rate == 80.0);
+    fr_close(conn);
+}
+
+static void test_adaptive(void) {
+    fr_conn *conn = connect_ok();
+    fr_link_options opt = FR_LINK_OPTIONS_INIT;
+    opt.range = (fr_range){ 120, 120, 120 };
+    opt.high_frame_rate = 1;
+    opt.adaptive = 1;
+    opt.label = "c-adaptive";
+    fr_link *link = NULL;
+    CHECK(fr_register(conn, &opt, &link) == FR_OK);
+    fr_tick tick;
+    double deadline = now_s() + 5;
+    int stepped = 0;
+    while (!stepped && now_s() < deadline && fr_next_tick(link, &tick, 2000) == FR_OK) {
+        sleep_s(0.012); /* a 12 ms frame: late at 120 Hz, fits 60 Hz */
+        CHECK(fr_frame_done(link, tick.sequence) == FR_OK);
+        stepped = tick.callback_rate < 120.0;
+    }
+    CHECK_MSG(stepped, "the adaptive link was never stepped down");
+    fr_json_doc *state = get_state(conn);
+    const fr_json *displays = fr_json_get(fr_json_root(state), "displays");
+    const fr_json *display = displays ? displays->u.kids.first : NULL;
+    const fr_json *limited = fr_json_get(fr_json_get(display, "decision"), "limited");
+    const fr_json *first = limited ? limited->u.kids.first : NULL;
+    const fr_json *by = fr_json_get(first, "by");
+    CHECK(by && by->type == FR_JSON_STRING && by->u.str.len == 7 && memcmp(by->u.str.s, "overrun", 7) == 0);
+    fr_json_free(state);
+    CHECK(fr_set_adaptive(link, 0) == FR_OK);
+    CHECK(fr_set_adaptive(link, 2) == FR_EINVAL);
+    fr_close(conn);
+}
+
 static void test_ticks_of_two_links_are_queued_per_link(void) {
     fr_conn *conn = connect_ok();
     fr_link *fast = register_ok(conn, 30, 60, 60, 0, 0, "c-fast");
@@ -690,6 +753,8 @@ int main(void) {
     RUN(test_update_pause_resume);
     RUN(test_frame_done_pacing);
     RUN(test_present_and_presented);
+    RUN(test_boost);
+    RUN(test_adaptive);
     RUN(test_ticks_of_two_links_are_queued_per_link);
     RUN(test_foreign_and_unknown_links);
     RUN(test_raw_calls);

@@ -16,6 +16,13 @@ of smoothness (under 5 good, 5-10 noticeable, over 10 bad), as counted here from
 the Presented reports and as the daemon reports it in GetState.
 
     python3 animate.py [--frames N] [--socket PATH]
+    python3 animate.py --scroll [--socket PATH]
+
+--scroll simulates a fling of a list that prefers 60 Hz: while the finger "scrolls"
+(the first 0.6 s, one event every 50 ms) each event sends a 0.1 s Boost, so the
+display holds 120 Hz; the list then decelerates to a stop, the last boost expires,
+the callbacks fall back to 60 Hz at once and the panel after the decrease dwell.
+Each line shows the refresh rate, the callback rate, the scroll speed and "boosted".
 """
 
 import argparse
@@ -33,7 +40,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frames", type=int, default=240, help="frames to draw (default 240)")
     parser.add_argument("--socket", help="the daemon's socket (default: found the way framectl finds it)")
+    parser.add_argument("--scroll", action="store_true", help="simulate a fling with boosts (see above)")
     args = parser.parse_args()
+    if args.scroll:
+        await scroll(args.socket)
+        return
 
     async with framerate.connect(args.socket) as conn:
         # A scrolling-style hint: 80-120 Hz, 120 preferred; the entitlement lifts the 60 Hz phone limit.
@@ -70,6 +81,29 @@ async def main() -> None:
         if daemon:
             print(f"the daemon's count: {daemon['ratioMsPerS']:.1f} ms/s over the last {daemon['window']:.0f} s, "
                   f"{daemon['frames']} frames, {daemon['late']} late, {daemon['dropped']} dropped")
+
+
+async def scroll(socket) -> None:
+    """A list at 60 Hz, boosted to its 120 Hz maximum while the finger moves."""
+    async with framerate.connect(socket) as conn:
+        link = await conn.register(10, 120, 60, label="animate.py scroll", high_frame_rate=True)
+        start = time.monotonic()
+        next_event = start
+        speed = 2000.0   # points per second at the start of the fling
+        async for tick in link:
+            elapsed = tick.timestamp - start
+            if elapsed < 0.6 and time.monotonic() >= next_event:
+                await link.boost(0.1)          # one boost per scroll event: never shortens the last one
+                next_event += 0.05
+            elif elapsed >= 0.6:
+                speed = max(0.0, speed - 4000.0 * tick.duration * (tick.refresh_rate / tick.callback_rate))
+            state = "boosted" if tick.boosted else ""
+            print(f"{elapsed:6.3f} s  panel {tick.refresh_rate:5.1f} Hz  callbacks {tick.callback_rate:5.1f} Hz  "
+                  f"speed {speed:6.0f} pt/s  {state}", flush=True)
+            await link.frame_done(tick.sequence)
+            if elapsed > 1.6:
+                break
+        await link.invalidate()
 
 
 if __name__ == "__main__":

@@ -70,6 +70,9 @@ INVALIDATE = "framerate.v1.DisplayLink/Invalidate"
 FRAME_DONE = "framerate.v1.DisplayLink/FrameDone"
 PRESENT = "framerate.v1.DisplayLink/Present"
 PRESENTED = "framerate.v1.DisplayLink/Presented"
+BOOST = "framerate.v1.DisplayLink/Boost"
+#: The longest boost, seconds (``DisplayLink/Boost`` takes ``0 < duration <= 5``).
+MAX_BOOST_DURATION = 5.0
 CLOSED = "framerate.v1.DisplayLink/Closed"
 GET_STATE = "framerate.v1.Compositor/GetState"
 SET_CAPS = "framerate.v1.Compositor/SetCaps"
@@ -238,6 +241,7 @@ class Connection:
         high_frame_rate: bool = False,
         paused: bool = False,
         display: Optional[int] = None,
+        adaptive: bool = False,
     ) -> "DisplayLink":
         """Registers a display link (``DisplayLink/Register``), the ``CADisplayLink`` analog.
 
@@ -249,6 +253,9 @@ class Connection:
                 above 60 Hz on the ``promotion-phone`` profile).
             paused: start paused (no ticks until :meth:`DisplayLink.resume`).
             display: the display id; ``None`` for the default display.
+            adaptive: step down to a lower, even rate while frames keep missing
+                their deadline (measured from each tick to its
+                :meth:`DisplayLink.frame_done`), and back up once they fit.
 
         Raises:
             InvalidArgument: a bad range; ``.field`` names it (``"range.minimum"``).
@@ -257,6 +264,7 @@ class Connection:
         """
         _check_range(minimum, maximum, preferred)
         link = DisplayLink(self, float(minimum), float(maximum), float(preferred), label, bool(high_frame_rate), bool(paused), display)
+        link._adaptive = bool(adaptive)
 
         def hook(result: Any) -> None:
             link._bind(LinkStatus.from_result(result))
@@ -818,6 +826,8 @@ class DisplayLink:
         self._range = (minimum, maximum, preferred)
         self._label = label
         self._high_frame_rate = high_frame_rate
+        self._adaptive = False
+        self._boosted_until: Optional[float] = None
         self._paused = paused
         self._display = display
         self._app_id: Optional[int] = None
@@ -879,6 +889,16 @@ class DisplayLink:
         return self._display
 
     @property
+    def adaptive(self) -> bool:
+        """Whether the link steps down while its frames keep missing their deadline."""
+        return self._adaptive
+
+    @property
+    def boosted_until(self) -> Optional[float]:
+        """When the latest :meth:`boost` ends, seconds on ``CLOCK_MONOTONIC`` (``None`` before one)."""
+        return self._boosted_until
+
+    @property
     def ended(self) -> bool:
         """Whether the link ended (invalidated, connection closed, or closed by the daemon)."""
         return self._ended
@@ -909,6 +929,7 @@ class DisplayLink:
         preferred: float = 0,
         *,
         paused: Optional[bool] = None,
+        adaptive: Optional[bool] = None,
     ) -> LinkStatus:
         """``DisplayLink/Update``: a new range (``minimum`` and ``maximum`` together;
         ``preferred`` defaults to 0 = no preference, as on the wire) and/or paused flag.
@@ -930,15 +951,58 @@ class DisplayLink:
                 result["range"] = {"minimum": new_range[0], "maximum": new_range[1], "preferred": new_range[2]}
             if paused is not None:
                 result["paused"] = bool(paused)
+            if adaptive is not None:
+                result["adaptive"] = bool(adaptive)
             return result
 
         result = await self._conn._call(UPDATE, params)
+        if adaptive is not None:
+            self._adaptive = bool(adaptive)
         if new_range is not None:
             self._range = new_range
         if paused is not None:
             self._paused = bool(paused)
             if paused and self._gap == _GAP_RECONNECTED:
                 self._gap = _GAP_RESUMED  # a resume reports no skip
+        self._status = dataclasses.replace(LinkStatus.from_result(result), link=self.id, display=self._display)
+        return self._status
+
+    async def boost(
+        self,
+        duration: float,
+        minimum: Optional[float] = None,
+        maximum: Optional[float] = None,
+        preferred: float = 0,
+    ) -> LinkStatus:
+        """``DisplayLink/Boost``: for ``duration`` seconds (``0 < duration <= 5``) the
+        link votes ``minimum..maximum`` (default: its own maximum as minimum, maximum
+        and preferred rate) instead of its range; its ticks carry ``boosted``. A later
+        boost only moves the end later, so send one per scroll event to hold the rate
+        while the scroll lasts. :attr:`boosted_until` says when it ends.
+
+        Raises:
+            ValueError: ``duration`` outside ``(0, 5]``, or only one of minimum/maximum.
+            InvalidArgument: a bad range (``.field`` names it).
+            NotFound: the link no longer exists.
+        """
+        duration = float(duration)
+        if not (0 < duration <= MAX_BOOST_DURATION):
+            raise ValueError(f"a boost lasts 0 < duration <= {MAX_BOOST_DURATION:g} seconds, got {duration!r}")
+        if (minimum is None) != (maximum is None):
+            raise ValueError("give both minimum and maximum for a boost range, or neither for the link's maximum")
+        boost_range = None
+        if minimum is not None and maximum is not None:
+            _check_range(minimum, maximum, preferred)
+            boost_range = {"minimum": float(minimum), "maximum": float(maximum), "preferred": float(preferred)}
+
+        def params() -> Dict[str, Any]:
+            result: Dict[str, Any] = {"link": self._attached_id(), "duration": duration}
+            if boost_range is not None:
+                result["range"] = boost_range
+            return result
+
+        result = await self._conn._call(BOOST, params)
+        self._boosted_until = float(result["boostedUntil"])
         self._status = dataclasses.replace(LinkStatus.from_result(result), link=self.id, display=self._display)
         return self._status
 
@@ -1090,6 +1154,8 @@ class DisplayLink:
             params["label"] = self._label
         if self._high_frame_rate:
             params["highFrameRate"] = True
+        if self._adaptive:
+            params["adaptive"] = True
         return params
 
     def _bind(self, status: LinkStatus) -> None:
@@ -1128,7 +1194,7 @@ class DisplayLink:
             self._daemon_base = tick.sequence
         self._last = (sequence, tick.timestamp)
         self._queue.append(Tick(self.id, sequence, tick.timestamp, tick.target_timestamp, tick.duration,
-                                tick.refresh_rate, tick.callback_rate, skipped))
+                                tick.refresh_rate, tick.callback_rate, skipped, tick.boosted))
         self._wakeup.set()
         self._conn._notify_ready()
 
@@ -1148,7 +1214,7 @@ class DisplayLink:
 
 def _replace_skipped(tick: Tick, skipped: int) -> Tick:
     return Tick(tick.link, tick.sequence, tick.timestamp, tick.target_timestamp, tick.duration,
-                tick.refresh_rate, tick.callback_rate, skipped)
+                tick.refresh_rate, tick.callback_rate, skipped, tick.boosted)
 
 
 class Watch:

@@ -196,10 +196,12 @@ class Connection:
         high_frame_rate: bool = False,
         paused: bool = False,
         display: Optional[int] = None,
+        adaptive: bool = False,
     ) -> "DisplayLink":
         """Registers a display link; see :meth:`framerate.aio.Connection.register`."""
         link = self._runner.run(self._conn.register(minimum, maximum, preferred, label=label,
-                                                    high_frame_rate=high_frame_rate, paused=paused, display=display))
+                                                    high_frame_rate=high_frame_rate, paused=paused, display=display,
+                                                    adaptive=adaptive))
         return DisplayLink(self, link)
 
     def state(self) -> CompositorState:
@@ -301,8 +303,22 @@ class DisplayLink:
         return self._link.error
 
     def update(self, minimum: Optional[float] = None, maximum: Optional[float] = None, preferred: float = 0,
-               *, paused: Optional[bool] = None) -> LinkStatus:
-        return self._runner.run(self._link.update(minimum, maximum, preferred, paused=paused))
+               *, paused: Optional[bool] = None, adaptive: Optional[bool] = None) -> LinkStatus:
+        return self._runner.run(self._link.update(minimum, maximum, preferred, paused=paused, adaptive=adaptive))
+
+    @property
+    def adaptive(self) -> bool:
+        return self._link.adaptive
+
+    @property
+    def boosted_until(self) -> Optional[float]:
+        """When the latest :meth:`boost` ends, seconds on ``CLOCK_MONOTONIC``."""
+        return self._link.boosted_until
+
+    def boost(self, duration: float, minimum: Optional[float] = None, maximum: Optional[float] = None,
+              preferred: float = 0) -> LinkStatus:
+        """``DisplayLink/Boost``; see :meth:`framerate.aio.DisplayLink.boost`."""
+        return self._runner.run(self._link.boost(duration, minimum, maximum, preferred))
 
     def pause(self) -> LinkStatus:
         return self._runner.run(self._link.pause())

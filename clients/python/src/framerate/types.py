@@ -103,6 +103,7 @@ class Tick:
         duration: the display's refresh period, ``1 / refresh_rate`` (``CADisplayLink.duration``).
         refresh_rate: the display's rate in force, Hz.
         callback_rate: this link's tick rate, Hz (``refresh_rate / n``).
+        boosted: whether the link is boosted (``DisplayLink/Boost``) at this tick.
         skipped: intervals of this link that passed without a tick the
             application received: the daemon's skips, ticks this client dropped
             because the application fell behind, and, on the first tick after a
@@ -118,6 +119,7 @@ class Tick:
     refresh_rate: float
     callback_rate: float
     skipped: int
+    boosted: bool = False
 
     def working_time_left(self, now: Optional[float] = None) -> float:
         """Seconds left to finish this frame: ``target_timestamp - now``; ``now``
@@ -137,6 +139,7 @@ class Tick:
             refresh_rate=float(params["refreshRate"]),
             callback_rate=float(params["callbackRate"]),
             skipped=int(params.get("skipped", 0)),
+            boosted=params.get("boosted") is True,
         )
 
 
