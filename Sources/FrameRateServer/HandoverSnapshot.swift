@@ -97,6 +97,7 @@ struct HandoverSnapshot: Hashable, Sendable {
             "preferred": .number(JSONNumber(range.preferred)),
             "paused": .bool(link.configuration.isPaused),
             "highFrameRate": .bool(link.configuration.hasHighFrameRateEntitlement),
+            "adaptive": .bool(link.configuration.isAdaptive),
             "label": link.configuration.label.map { .string($0) } ?? .null,
             "since": encode(link.since),
             "sequence": .number(JSONNumber(link.pacing.sequence)),
@@ -170,7 +171,7 @@ struct HandoverSnapshot: Hashable, Sendable {
             link: LinkID(rawValue: try fields.uint64("id")), owner: OwnerID(rawValue: try fields.uint64("owner")),
             configuration: DisplayLinkConfiguration(
                 range: range, isPaused: try fields.bool("paused"), hasHighFrameRateEntitlement: try fields.bool("highFrameRate"),
-                label: try fields.optionalString("label")
+                label: try fields.optionalString("label"), isAdaptive: try fields.bool("adaptive")
             ),
             since: try fields.duration("since"),
             pacing: LinkPacingCheckpoint(

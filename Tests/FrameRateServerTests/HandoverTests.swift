@@ -31,7 +31,7 @@ struct HandoverTests {
             at: start
         )
         _ = try compositor.register(
-            owner: other, configuration: DisplayLinkConfiguration(range: try FrameRateRange(minimum: 30, maximum: 60), isPaused: true),
+            owner: other, configuration: DisplayLinkConfiguration(range: try FrameRateRange(minimum: 30, maximum: 60), isPaused: true, isAdaptive: true),
             at: start
         )
         var at = start
