@@ -29,11 +29,13 @@ mkdir -p "$out"
 for tool in limit-fanout.sh peer-dbus.sh quiet-wait.sh; do
   [[ -x $BENCH_DIR/$tool ]] || { echo "missing $BENCH_DIR/$tool (set BENCH_DIR)" >&2; exit 2; }
 done
+# The same release build as make test-realtime, install and deb (the Makefile's RELEASE).
+release=(-c release --static-swift-stdlib --disable-local-rpath)
 if [[ -z ${SKIP_BUILD:-} ]]; then
-  swift build -c release --product framerated >&2
-  swift build -c release --product framebench >&2
+  swift build "${release[@]}" --product framerated >&2
+  swift build "${release[@]}" --product framebench >&2
 fi
-bin="$(swift build -c release --show-bin-path)"
+bin="$(swift build "${release[@]}" --show-bin-path)"
 fb="$bin/framebench"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
