@@ -1495,6 +1495,23 @@ int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms) {
     }
 }
 
+/* Sends one notification line built in `s` (and frees it). A notification is never
+ * retried: when the write fails the connection is lost, and the notification counts as
+ * dropped while a reconnect can follow (FR_OK), else FR_ECLOSED. */
+static int send_notification(fr_conn *conn, sb *s) {
+    if (s->oom) {
+        free(s->p);
+        return FR_ENOMEM;
+    }
+    int rc = write_all(conn, s->p, s->len);
+    free(s->p);
+    if (rc != FR_OK) {
+        conn_lost(conn, FR_EIO);
+        return can_reconnect(conn) ? FR_OK : FR_ECLOSED;
+    }
+    return FR_OK;
+}
+
 int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration) {
     /* x - x == 0 holds for finite x only (NaN and the infinities give NaN). */
     if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0))
@@ -1516,17 +1533,7 @@ int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum
         sb_double(&s, after_minimum_duration);
     }
     sb_puts(&s, "}}\n");
-    if (s.oom) {
-        free(s.p);
-        return FR_ENOMEM;
-    }
-    int rc = write_all(conn, s.p, s.len);
-    free(s.p);
-    if (rc != FR_OK) {
-        conn_lost(conn, FR_EIO);
-        return can_reconnect(conn) ? FR_OK : FR_ECLOSED;
-    }
-    return FR_OK;
+    return send_notification(conn, &s);
 }
 
 int fr_next_presented(fr_link *link, fr_presented *out) {
@@ -1550,17 +1557,7 @@ int fr_frame_done(fr_link *link, uint64_t sequence) {
     sb_puts(&s, ",\"sequence\":");
     sb_u64(&s, wire);
     sb_puts(&s, "}}\n");
-    if (s.oom) {
-        free(s.p);
-        return FR_ENOMEM;
-    }
-    int rc = write_all(conn, s.p, s.len);
-    free(s.p);
-    if (rc != FR_OK) {
-        conn_lost(conn, FR_EIO);
-        return can_reconnect(conn) ? FR_OK : FR_ECLOSED;
-    }
-    return FR_OK;
+    return send_notification(conn, &s);
 }
 
 typedef struct update_ctx {
