@@ -359,7 +359,7 @@ extension CompositorCore {
     /// 100 ms (residency and hitch ratios change with time alone), then a copy of the bytes
     /// per request.
     func encodedState(for viewer: Viewer) -> ByteBuffer {
-        let edition = shared.read { StateEdition(generation: $0.generation, elapsed: $0.compositor.start.duration(to: now())) }
+        let edition = shared.read { stateEdition(generation: $0.generation, elapsed: $0.compositor.start.duration(to: now())) }
         if let bytes = stateCache.bytes(for: viewer.scope, generation: edition) { return bytes }
         var bytes = ByteBuffer()
         bytes.writeJSONValue(currentState(for: viewer).jsonValue)

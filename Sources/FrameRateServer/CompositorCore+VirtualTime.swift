@@ -41,11 +41,28 @@ extension CompositorCore {
         return ["now": JSONValue(target.seconds)]
     }
 
+    /// The `GetState` cache key for `generation` at `elapsed` since the start: a 100 ms
+    /// window of real time, or on a virtual clock the exact virtual instant (its time
+    /// stands still between steps, and `now` in the state must be exact).
+    func stateEdition(generation: UInt64, elapsed: Duration) -> StateEdition {
+        virtualTime == nil ? StateEdition(generation: generation, elapsed: elapsed) : StateEdition(generation: generation, virtualElapsed: elapsed)
+    }
+
     /// Logs that the links' unanswered ticks outlasted `--virtual-timeout` and time moved on.
     func logGaveUp(on links: [LinkID], timeout: Duration) {
         logger.info(
             "virtual time moved on without an answer from link(s) \(links.map { "\($0.rawValue)" }.joined(separator: ", ")) after \(timeout) (--virtual-timeout): their intervals count as skipped while they stay busy",
             metadata: ["event": "virtual-answer-timeout", "links": "\(links.map { "\($0.rawValue)" }.joined(separator: ","))"]
         )
+    }
+}
+
+extension StateEdition {
+    /// The edition of a virtual-clock daemon at `generation`, `elapsed` (virtual) after
+    /// the start: each virtual instant is its own window.
+    init(generation: UInt64, virtualElapsed elapsed: Duration) {
+        self.generation = generation
+        let (seconds, attoseconds) = elapsed.components
+        self.window = seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000
     }
 }
