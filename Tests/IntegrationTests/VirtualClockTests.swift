@@ -12,12 +12,12 @@ import Testing
 
     /// Runs the causally ordered script against a fresh virtual-clock daemon; returns
     /// every line its connections received and its summary.
-    static func runScript(seconds: Double) async throws -> (bytes: Data, summary: [String: Any]) {
+    static func runScript(seconds: Double, pipelined: Bool = false) async throws -> (bytes: Data, summary: [String: Any]) {
         let daemon = try await Daemon.start(["--clock", "virtual"])
         defer { daemon.kill() }
         let out = daemon.directory.appendingPathComponent("received.txt")
         let client = try TestProcess(
-            executable: "/usr/bin/env", arguments: ["python3", script, "--socket", daemon.socket, "--out", out.path, "--seconds", "\(seconds)"],
+            executable: "/usr/bin/env", arguments: ["python3", script, "--socket", daemon.socket, "--out", out.path, "--seconds", "\(seconds)"] + (pipelined ? ["--pipelined"] : []),
             stderrURL: daemon.directory.appendingPathComponent("script.log")
         )
         let status = await client.waitForExit(timeout: .seconds(120))
@@ -37,9 +37,14 @@ import Testing
         let second = try await Self.runScript(seconds: 10)
         #expect(first.bytes.count > 100_000)
         #expect(Self.withoutPeerPIDs(first.bytes) == Self.withoutPeerPIDs(second.bytes))
+        // The race a second thread would open: the two registrations in one write land
+        // exactly where they land when the second waits for the first one's reply (the
+        // first link's first tick between them).
+        let pipelined = try await Self.runScript(seconds: 10, pipelined: true)
+        #expect(Self.withoutPeerPIDs(first.bytes) == Self.withoutPeerPIDs(pipelined.bytes))
         // The exact outcome of 10 virtual seconds: link 1 ticks at 120 Hz from the first
         // vsync after its registration, link 2 at 30 Hz for 2 s then at 60 Hz; nothing skipped.
-        for run in [first.summary, second.summary] {
+        for run in [first.summary, second.summary, pipelined.summary] {
             #expect(run["fastTicks"] as? Int == 1199)
             #expect(run["slowTicks"] as? Int == 538)
             #expect(run["fastSkipped"] as? Int == 0 && run["slowSkipped"] as? Int == 0)

@@ -9,7 +9,8 @@ script twice against fresh daemons and compares the bytes. A one-line JSON summa
 printed on stdout.
 
 The scenario, in virtual time from the epoch:
-  - W watches; A registers link 1 (120 Hz, high frame rate) and link 2 (30 Hz);
+  - W watches; A registers link 1 (120 Hz, high frame rate) and link 2 (30 Hz), one after
+    the other's reply, or with --pipelined both in one write (the same bytes must result);
   - link 1 answers each tick with FrameDone, link 2 with Present;
   - at the first tick of link 1 at or after epoch + 2 s, link 2 is updated to 60 Hz;
   - at the first tick of link 1 at or after epoch + --seconds, both links are
@@ -73,16 +74,34 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--epoch", type=float, default=1000.0)
+    parser.add_argument("--pipelined", action="store_true", help="send both registrations in one write")
     arguments = parser.parse_args()
 
     record = []
     watcher = Connection(arguments.socket, "W", record)
     watch = watcher.call("framerate.v1.Compositor/Watch")["watch"]
     app = Connection(arguments.socket, "A", record)
-    fast = app.call("framerate.v1.DisplayLink/Register", {
-        "range": {"minimum": 120, "maximum": 120, "preferred": 120}, "highFrameRate": True, "label": "fast"})["link"]
-    slow = app.call("framerate.v1.DisplayLink/Register", {
-        "range": {"minimum": 30, "maximum": 30, "preferred": 30}, "label": "slow"})["link"]
+    fast_params = {"range": {"minimum": 120, "maximum": 120, "preferred": 120}, "highFrameRate": True, "label": "fast"}
+    slow_params = {"range": {"minimum": 30, "maximum": 30, "preferred": 30}, "label": "slow"}
+    if arguments.pipelined:
+        # Both registrations in one write: the daemon must still handle them exactly as
+        # if the second were sent after the first one's reply (time moves between lines).
+        app.sock.sendall(b"".join(
+            json.dumps({"jsonrpc": "2.0", "id": identifier, "method": "framerate.v1.DisplayLink/Register", "params": params},
+                       separators=(",", ":")).encode() + b"\n"
+            for identifier, params in ((1, fast_params), (2, slow_params))))
+        app.last_id = 2
+        results = {}
+        while len(results) < 2:
+            message = app.read_line()
+            if message.get("id") in (1, 2):
+                results[message["id"]] = message["result"]
+            else:
+                app.pending.append(message)
+        fast, slow = results[1]["link"], results[2]["link"]
+    else:
+        fast = app.call("framerate.v1.DisplayLink/Register", fast_params)["link"]
+        slow = app.call("framerate.v1.DisplayLink/Register", slow_params)["link"]
 
     ticks = {fast: 0, slow: 0}
     skipped = {fast: 0, slow: 0}
