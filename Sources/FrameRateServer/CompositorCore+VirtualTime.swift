@@ -36,6 +36,13 @@ extension CompositorCore {
                     + "Advance moves it only when no link ticks: pause or invalidate them first"
             )
         }
+        let from = max(virtualTime.advancingTo ?? now(), now())
+        guard from.seconds + request.seconds <= VirtualClock.latest.seconds else {
+            throw .status(
+                .outOfRange,
+                "virtual time stands at \(FrameRateMath.format(from.seconds)) s; it may not pass \(FrameRateMath.format(VirtualClock.latest.seconds)) s (instants are 64-bit nanoseconds): restart the daemon"
+            )
+        }
         virtualTime.advance(by: .nanoseconds(Int64((request.seconds * 1e9).rounded())))
         let target = virtualTime.advancingTo ?? now()
         return ["now": JSONValue(target.seconds)]

@@ -8,6 +8,10 @@ import Synchronization
 package final class VirtualClock: Sendable {
     private let nanoseconds: Atomic<Int64>
 
+    /// The latest instant `Compositor/Advance` may move to: 4·10⁹ s, half of what 64-bit
+    /// nanoseconds hold, so no instant arithmetic near it can overflow.
+    package static let latest = MonotonicClock.Instant(nanoseconds: 4_000_000_000_000_000_000)
+
     /// A clock standing at `epoch`.
     package init(epoch: MonotonicClock.Instant) {
         nanoseconds = Atomic(epoch.nanoseconds)

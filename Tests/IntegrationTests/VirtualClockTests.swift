@@ -149,3 +149,25 @@ import Testing
         await connection.close()
     }
 }
+
+extension VirtualClockTests {
+    @Test func advanceStopsShortOfWhatNanosecondInstantsHold() async throws {
+        let daemon = try await Daemon.start(["--clock", "virtual", "--virtual-epoch", "1000000000"])
+        defer { daemon.kill() }
+        let client = try TestProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", Paths.packageRoot.appendingPathComponent("Tests/IntegrationTests/Scripts/advance_to_the_end.py").path, daemon.socket],
+            stderrURL: daemon.directory.appendingPathComponent("advance.log")
+        )
+        #expect(await client.waitForExit(timeout: .seconds(120)) == 0, "\(client.stderr)")
+        let lines = client.output
+        try #require(lines.count == 2)
+        // 34,722 days from 10⁹ s reach 3,999,980,800 s; one more would pass 4·10⁹ s.
+        #expect(lines[0].contains(#""result":{"now":3999980800.0}"#), "\(lines[0])")
+        #expect(lines[1].contains(#""status":"OUT_OF_RANGE""#) && lines[1].contains("may not pass 4000000000 s"), "\(lines[1])")
+        // The daemon still answers, at the last instant it reached.
+        let connection = try await daemon.connect()
+        #expect(try await connection.state().now == 3_999_980_800)
+        await connection.close()
+    }
+}

@@ -213,7 +213,7 @@ public enum ServiceCatalog {
             params: [field("seconds", "number (s of virtual time, 0 to 86400)", required: true)], streams: nil,
             summary: "Move a virtual-clock daemon's time on (framerated --clock virtual) while no unpaused link ticks; every instant due on the way is processed in order.",
             result: [field("now", "number (s, the virtual now once the advance is done)", required: true)],
-            errors: [.failedPrecondition, .unavailable]
+            errors: [.failedPrecondition, .outOfRange, .unavailable]
         ),
         Method(
             method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil,
