@@ -95,6 +95,8 @@ public enum ServiceCatalog {
         field("displays[].decision", "object or null", required: true),
         field("displays[].residency", "array (time at each rate since the daemon started, and who held it there)", required: true),
         field("displays[].uptime", "number (s since the daemon started)", required: true),
+        field("clock", "string (the daemon's clock): monotonic | virtual", required: true),
+        field("now", "number (s, the daemon's clock: CLOCK_MONOTONIC, or the virtual now; when this state was taken)", required: true),
     ]
 
     private static let version: [Field] = [
@@ -205,6 +207,13 @@ public enum ServiceCatalog {
         Method(
             method: .unwatch, kind: .unary, params: [field("watch", "integer", required: true)], streams: nil,
             summary: "End a watch.", errors: [.notFound, .unavailable]
+        ),
+        Method(
+            method: .advance, kind: .unary,
+            params: [field("seconds", "number (s of virtual time, 0 to 86400)", required: true)], streams: nil,
+            summary: "Move a virtual-clock daemon's time on (framerated --clock virtual) while no unpaused link ticks; every instant due on the way is processed in order.",
+            result: [field("now", "number (s, the virtual now once the advance is done)", required: true)],
+            errors: [.failedPrecondition, .outOfRange, .unavailable]
         ),
         Method(
             method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil,
