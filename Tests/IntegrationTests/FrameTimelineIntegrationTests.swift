@@ -149,7 +149,7 @@ struct FrameTimelineIntegrationTests {
         defer { daemon.kill() }
         let started = daemon.directory.appendingPathComponent("paused-\(UUID().uuidString.prefix(6))")
         let process = try client(
-            daemon, ["--min", "40", "--max", "120", "--timelines", "7", "--ticks", "60", "--wait-file", started.path]
+            daemon, ["--min", "40", "--max", "120", "--timelines", "7", "--ticks", "60", "--no-frame-done", "--wait-file", started.path]
         )
         #expect(await process.firstLine { $0.contains("\"registered\"") } != nil)
         let holder = try await daemon.connect()

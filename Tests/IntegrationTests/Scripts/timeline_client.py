@@ -36,6 +36,8 @@ def main():
     parser.add_argument("--ticks", type=int, default=40)
     parser.add_argument("--aim", type=int, default=-1, help="the tick (by count) whose frame aims at its timelines[1]")
     parser.add_argument("--present", action="store_true", help="present every tick's frame at once")
+    parser.add_argument("--no-frame-done", action="store_true",
+                        help="never send FrameDone: the daemon then never skips an interval for an unfinished frame")
     parser.add_argument("--wait-file", default=None, help="print ticks until this file exists, then --ticks more")
     args = parser.parse_args()
     with framerate.connect_blocking(args.socket) as conn:
@@ -59,7 +61,7 @@ def main():
                      presentationTime=tick.timelines[1].presentation_time)
             elif args.present:
                 link.present(tick.sequence)
-            else:
+            elif not args.no_frame_done:
                 link.frame_done(tick.sequence)
             for frame in link.presented():
                 emit("presented", sequence=frame.sequence, presentedTime=frame.presented_time,
