@@ -140,7 +140,18 @@ public final class DisplayLinkHandle: Sendable {
     /// `CLOCK_MONOTONIC`, `present(at:)`) and the previous shown frame plus
     /// `afterMinimumDuration` (seconds), and reports it on ``presented``. Counts as
     /// ``frameDone(sequence:)``. Mapped and dropped during an outage like it.
-    public func present(sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil) async throws(FrameRateClientError) {
-        try await connection.present(record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration)
+    /// `vsyncId` aims the frame at one of the tick's ``TickNotification/timelines``: it is
+    /// shown no earlier than that entry's `presentationTime`, and its hitch is measured from it.
+    public func present(
+        sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil, vsyncId: UInt64? = nil
+    ) async throws(FrameRateClientError) {
+        try await connection.present(record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration, vsyncId: vsyncId)
+    }
+
+    /// Changes how many frame timelines the link's ticks list (`timelines`, 1...7) and/or its
+    /// frame latency (`preferredFrameLatency`, 1 or 2) (`DisplayLink/Update`); `nil` keeps a value.
+    @discardableResult
+    public func setFrameTiming(timelines: Int? = nil, preferredFrameLatency: Int? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
+        try await connection.update(record, range: nil, paused: nil, timelines: timelines, preferredFrameLatency: preferredFrameLatency)
     }
 }

@@ -16,6 +16,9 @@ extension FrameRateConnection {
     ///   - highFrameRate: whether this client declares the high-frame-rate entitlement.
     ///   - adaptive: whether the link steps down to a lower, even rate while its frames keep
     ///     missing their deadline (measured from each tick to its ``frameDone(link:sequence:)``).
+    ///   - timelines: how many future frame timelines each tick lists (1...7; ``TickNotification/timelines``).
+    ///   - preferredFrameLatency: in how many intervals a frame started at a tick is shown
+    ///     (1 or 2; ``TickNotification/targetPresentationTimestamp``).
     ///   - tickBufferLimit: how many undelivered ticks are kept; see ``DisplayLinkHandle/ticks``.
     public func register(
         range: FrameRateRange,
@@ -24,10 +27,14 @@ extension FrameRateConnection {
         label: String? = nil,
         highFrameRate: Bool = false,
         adaptive: Bool = false,
+        timelines: Int = 1,
+        preferredFrameLatency: Int = 1,
         tickBufferLimit: Int = FrameRateConnection.defaultTickBufferLimit
     ) async throws(FrameRateClientError) -> DisplayLinkHandle {
         var request = RegisterRequest(range: range, display: display, paused: paused, label: label, highFrameRate: highFrameRate)
         request.adaptive = adaptive
+        request.timelines = timelines
+        request.preferredFrameLatency = preferredFrameLatency
         return try await register(request, tickBufferLimit: tickBufferLimit)
     }
 
@@ -99,10 +106,15 @@ extension FrameRateConnection {
         return .rpc(.status(.notFound, "link \(id) does not exist on this connection any more (\(why))"))
     }
 
-    func update(_ record: LinkRecord, range: FrameRateRange?, paused: Bool?) async throws(FrameRateClientError) -> LinkStatusResult {
+    func update(
+        _ record: LinkRecord, range: FrameRateRange?, paused: Bool?, timelines: Int? = nil, preferredFrameLatency: Int? = nil
+    ) async throws(FrameRateClientError) -> LinkStatusResult {
         guard record.snapshot.end == nil else { throw Self.ended(record) }
         guard let target = record.target, let session = core.session(for: target.router) else { throw .connectionClosed }
-        let result = try await call(.update, params: UpdateRequest(link: target.id, range: range, paused: paused).jsonValue, on: session) { value in
+        var request = UpdateRequest(link: target.id, range: range, paused: paused)
+        request.timelines = timelines
+        request.preferredFrameLatency = preferredFrameLatency
+        let result = try await call(.update, params: request.jsonValue, on: session) { value in
             // Recorded as the answer arrives, so a reconnect right after registers the link as updated.
             if let status = try? LinkStatusResult(json: value) { record.didUpdate(status: status, range: range, paused: paused) }
         }
@@ -135,16 +147,19 @@ extension FrameRateConnection {
     }
 
     /// `Present` for a link of this connection (a notification), like ``frameDone(_:sequence:)``.
-    func present(_ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?) async throws(FrameRateClientError) {
+    func present(
+        _ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?, vsyncId: UInt64? = nil
+    ) async throws(FrameRateClientError) {
         guard !core.isClosed else { throw .connectionClosed }
         guard record.snapshot.end == nil else { return }
         guard let target = record.target, let session = core.session(for: target.router) else {
             guard core.reconnects else { throw .connectionClosed }
             return
         }
-        let request = PresentRequest(
+        var request = PresentRequest(
             link: target.id, sequence: record.daemonSequence(for: sequence), at: at, afterMinimumDuration: afterMinimumDuration
         )
+        request.vsyncId = vsyncId
         do throws(FrameRateClientError) {
             try await notify(V1Method.present.rawValue, params: request.jsonValue, on: session)
         } catch .connectionClosed where core.reconnects {

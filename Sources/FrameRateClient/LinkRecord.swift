@@ -132,6 +132,9 @@ final class LinkRecord: Sendable {
     func didUpdate(status: LinkStatusResult, range: FrameRateRange?, paused: Bool?) -> LinkStatusResult {
         state.withLock { state in
             if let range { state.registration.range = range }
+            // The daemon echoes the frame timing in force: a reconnect registers the link with it.
+            if let timelines = status.timelines { state.registration.timelines = timelines }
+            if let latency = status.preferredFrameLatency { state.registration.preferredFrameLatency = latency }
             if let paused {
                 state.registration.paused = paused
                 if paused { state.sequencer.paused() }

@@ -65,6 +65,17 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         return displays[index].status(of: link)!
     }
 
+    /// Sets a link's number of frame timelines (`timelines`, in ``DisplayLinkConfiguration/timelineRange``)
+    /// and frame latency (`preferredFrameLatency`, in ``DisplayLinkConfiguration/frameLatencyRange``),
+    /// each when not `nil`, from its next tick on. Neither changes arbitration.
+    public mutating func setFrameTiming(link: LinkID, owner: OwnerID, timelines: Int?, frameLatency: Int?) throws(CompositorError) {
+        let index = try index(of: link, owner: owner)
+        displays[index].setFrameTiming(
+            link, timelines: timelines.map { min(max($0, DisplayLinkConfiguration.timelineRange.lowerBound), DisplayLinkConfiguration.timelineRange.upperBound) },
+            frameLatency: frameLatency.map { min(max($0, DisplayLinkConfiguration.frameLatencyRange.lowerBound), DisplayLinkConfiguration.frameLatencyRange.upperBound) }
+        )
+    }
+
     /// Removes a link (`CADisplayLink.invalidate()`).
     public mutating func invalidate(link: LinkID, owner: OwnerID, at now: C.Instant) throws(CompositorError) {
         let index = try index(of: link, owner: owner)
@@ -98,13 +109,20 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// `now`, `notBefore` (`present(at:)`) and the link's previous shown frame plus
     /// `minimumInterval` (`present(afterMinimumDuration:)`); that vsync's report lists it
     /// in ``VsyncReport/presentations``. Counts as ``frameDone(link:owner:sequence:)``.
+    ///
+    /// The frame is expected at the tick's `targetPresentationTimestamp`, or, with `vsyncID`,
+    /// at the presentation time of the tick's frame timeline with that vsync id (one of
+    /// ``FrameSchedule/maximumFrames``); a frame aimed that way, or of a link with frame
+    /// latency 2, is shown no earlier than its expected time. The hitch is measured from it.
     /// - Returns: the link's pending frame this one replaces (dropped), if any.
     public mutating func present(
         link: LinkID, owner: OwnerID, sequence: UInt64, notBefore: C.Instant? = nil, minimumInterval: Duration? = nil,
-        at now: C.Instant
+        vsyncID: UInt64? = nil, at now: C.Instant
     ) throws(CompositorError) -> Presentation<C.Instant>? {
         let index = try index(of: link, owner: owner)
-        return try displays[index].present(link, sequence: sequence, notBefore: notBefore, minimumInterval: minimumInterval, at: now)
+        return try displays[index].present(
+            link, sequence: sequence, notBefore: notBefore, minimumInterval: minimumInterval, vsyncID: vsyncID, at: now
+        )
     }
 
     /// Records that `owner`'s client finished the frame for tick `sequence` of `link` at

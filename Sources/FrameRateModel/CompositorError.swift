@@ -10,6 +10,9 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
     case sequenceNotDelivered(LinkID, sequence: UInt64, lastDelivered: UInt64)
     /// A `Present` named a tick older than the recent ones whose targets the link keeps.
     case sequenceTooOld(LinkID, sequence: UInt64, oldest: UInt64)
+    /// A `Present`'s `vsyncId` is not the presentation vsync of one of the tick's possible
+    /// frame timelines (``FrameTimelines/presentation(of:schedule:latency:)``): those are `offered`.
+    case vsyncNotOffered(LinkID, sequence: UInt64, vsyncID: UInt64, offered: [UInt64])
 
     /// A sentence for the user.
     public var description: String {
@@ -22,6 +25,9 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
             "\(link) was never sent sequence \(sequence); the latest tick it was sent is \(lastDelivered)"
         case .sequenceTooOld(let link, let sequence, let oldest):
             "sequence \(sequence) of \(link) is too old to present; present the frame of a recent tick (\(oldest) or later)"
+        case .vsyncNotOffered(let link, let sequence, let vsyncID, let offered):
+            "vsyncId \(vsyncID) is not one of the frame timelines of tick \(sequence) of \(link); its timelines' vsyncIds are "
+                + offered.map(String.init).joined(separator: ", ")
         }
     }
 }

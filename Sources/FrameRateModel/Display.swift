@@ -221,6 +221,13 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         rearbitrate(at: now)
     }
 
+    /// Sets `id`'s number of frame timelines and frame latency (each when not `nil`).
+    mutating func setFrameTiming(_ id: LinkID, timelines: Int?, frameLatency: Int?) {
+        guard let position = positions[id] else { return }
+        if let timelines { links[position].configuration.timelines = timelines }
+        if let frameLatency { links[position].configuration.frameLatency = frameLatency }
+    }
+
     mutating func remove(_ id: LinkID, at now: C.Instant) {
         catchUp(to: now)
         guard let position = positions.removeValue(forKey: id) else { return }
@@ -264,18 +271,24 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// Counts as a frame-done report for pacing.
     /// - Returns: the frame it replaces, dropped, if one was still pending.
     mutating func present(
-        _ id: LinkID, sequence: UInt64, notBefore: C.Instant?, minimumInterval: Duration?, at now: C.Instant
+        _ id: LinkID, sequence: UInt64, notBefore: C.Instant?, minimumInterval: Duration?, vsyncID: UInt64? = nil, at now: C.Instant
     ) throws(CompositorError) -> Presentation<C.Instant>? {
         guard let position = positions[id] else { throw .linkNotFound(id) }
         var link = links[position]
         guard sequence > 0, link.pacer.frameDone(sequence: sequence) else {
             throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: link.pacer.lastDelivered)
         }
-        guard let expected = link.presentation.target(of: sequence) else {
+        guard let delivered = link.presentation.tick(sequence) else {
             throw .sequenceTooOld(id, sequence: sequence, oldest: link.presentation.oldestKnown)
         }
-        link.presentation.presenting()
+        var expected = delivered.target
         var earliest = origin.duration(to: now)
+        if let vsyncID {
+            expected = try aimedPresentation(of: delivered, vsyncID: vsyncID, link: id)
+        }
+        // A frame aimed later than its tick's target (latency 2, or a later timeline) waits for it.
+        if vsyncID != nil || delivered.latency > 1 { earliest = max(earliest, expected) }
+        link.presentation.presenting()
         if let notBefore { earliest = max(earliest, origin.duration(to: notBefore)) }
         if let minimumInterval, let lastShown = link.presentation.lastShown { earliest = max(earliest, lastShown + minimumInterval) }
         var replaced: Presentation<C.Instant>?
@@ -514,6 +527,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // Every link with one divisor shares its target and callback rate: computed once per divisor.
         var lastDivisor = 0
         var target = vsync.instant
+        var schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: 1))
+        // The decided rate change, looked up once per vsync and only for links that list frames.
+        var decidedChange: (index: UInt64, time: Duration, rate: Double)?? = nil
         for index in links.indices where !links[index].configuration.isPaused {
             let owner = links[index].owner
             let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
@@ -522,13 +538,23 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             if cadence.divisor != lastDivisor {
                 lastDivisor = cadence.divisor
                 target = vsync.instant.advanced(by: period * cadence.divisor)
+                schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: cadence.divisor))
             }
-            links[index].presentation.delivered(sequence: sequence, target: origin.duration(to: target))
             var tick = Tick(
                 link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
                 duration: period, refreshRate: refresh, callbackRate: cadence.callbackRate, skipped: skipped
             )
             if links[index].boost != nil { tick.boosted = true }
+            if links[index].configuration.needsFrameSchedule {
+                if decidedChange == nil { decidedChange = .some(pendingChangeVsync()) }
+                frameTiming(of: links[index], schedule: schedule, change: decidedChange!, into: &tick)
+                links[index].presentation.delivered(
+                    sequence: sequence, target: origin.duration(to: tick.targetPresentationTimestamp), schedule: tick.schedule,
+                    latency: tick.frameLatency
+                )
+            } else {
+                links[index].presentation.delivered(sequence: sequence, target: origin.duration(to: target), schedule: schedule)
+            }
             ticks.append(tick)
         }
         return VsyncReport(

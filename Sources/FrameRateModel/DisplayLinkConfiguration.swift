@@ -13,6 +13,11 @@ public struct DisplayLinkConfiguration: Hashable, Sendable {
     /// Whether the link steps down to a lower, even rate while its frames keep missing
     /// their deadline, and back up once they fit (`adaptive: true`; ``OverrunMonitor``).
     public var isAdaptive: Bool = false
+    /// How many future frame timelines each tick lists (`timelines`, ``timelineRange``).
+    public var timelines: Int = 1
+    /// In how many intervals a frame started at a tick is shown (`preferredFrameLatency`,
+    /// ``frameLatencyRange``; `CAMetalDisplayLink.preferredFrameLatency`).
+    public var frameLatency: Int = 1
 
     /// Builds a configuration; links start unpaused and without the entitlement.
     public init(range: FrameRateRange, isPaused: Bool = false, hasHighFrameRateEntitlement: Bool = false, label: String? = nil) {

@@ -7,10 +7,11 @@ struct LinkPresentation: Sendable {
     /// How many recent ticks a frame can still be presented for, once the link presents.
     static let recentLimit = 8
 
-    /// The latest delivered tick's sequence and target (since the display's origin).
-    private var latest: (sequence: UInt64, target: Duration) = (0, .zero)
+    /// The latest delivered tick's sequence, expected presentation (its `targetPresentationTimestamp`,
+    /// since the display's origin), next frames and frame latency.
+    private var latest = DeliveredTick(sequence: 0, target: .zero, schedule: nil, latency: 1)
     /// The ticks before ``latest``, oldest first, kept once the link presents.
-    private var recent: [(sequence: UInt64, target: Duration)] = []
+    private var recent: [DeliveredTick] = []
     /// When the link's previous frame was shown, since the display's origin.
     private(set) var lastShown: Duration?
     /// Whether the link has sent a `Present` (a link that never did shows `hitches: null`).
@@ -27,19 +28,26 @@ struct LinkPresentation: Sendable {
     /// The link sent a `Present`: from now on its recent ticks are kept.
     mutating func presenting() { hasPresented = true }
 
-    /// Records a delivered tick.
-    mutating func delivered(sequence: UInt64, target: Duration) {
+    /// Records a delivered tick whose frame is expected at `target` (its
+    /// `targetPresentationTimestamp`, since the display's origin), with its next frames
+    /// (`schedule`) and the link's frame latency then.
+    mutating func delivered(sequence: UInt64, target: Duration, schedule: FrameSchedule? = nil, latency: Int = 1) {
         if hasPresented {
             if recent.count == Self.recentLimit - 1 { recent.removeFirst() }
             recent.append(latest)
         }
-        latest = (sequence, target)
+        latest = DeliveredTick(sequence: sequence, target: target, schedule: schedule, latency: latency)
     }
 
-    /// The target of delivered tick `sequence`, if it is one of the recent ones.
+    /// The expected presentation of delivered tick `sequence`, if it is one of the recent ones.
     func target(of sequence: UInt64) -> Duration? {
-        if latest.sequence == sequence && sequence > 0 { return latest.target }
-        return recent.last { $0.sequence == sequence }?.target
+        tick(sequence)?.target
+    }
+
+    /// Delivered tick `sequence`, if it is one of the recent ones.
+    func tick(_ sequence: UInt64) -> DeliveredTick? {
+        if latest.sequence == sequence && sequence > 0 { return latest }
+        return recent.last { $0.sequence == sequence }
     }
 
     /// The oldest sequence ``target(of:)`` still knows.
@@ -51,3 +59,4 @@ struct LinkPresentation: Sendable {
         hitches.shown(at: time, hitch: hitch)
     }
 }
+

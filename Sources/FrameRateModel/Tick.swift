@@ -23,4 +23,11 @@ public struct Tick<Instant: InstantProtocol>: Hashable, Sendable where Instant.D
     public let skipped: UInt64
     /// Whether the link is boosted (``LinkBoost``) at this tick: it votes its boost's range.
     public var boosted: Bool = false
+    /// The link's `preferredFrameLatency` (1 or 2) at this tick.
+    public var frameLatency: Int = 1
+    /// How many future frame timelines the link asked for (`timelines`, 1 to 7).
+    public var timelineCount: Int = 1
+    /// The link's next frames (``FrameSchedule``), for a link that asked for more than one
+    /// timeline or for latency 2; `nil` otherwise (its one frame is ``targetTimestamp``).
+    public var schedule: FrameSchedule? = nil
 }

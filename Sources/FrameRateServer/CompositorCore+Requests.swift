@@ -104,10 +104,12 @@ extension CompositorCore {
             what: "links", flag: "--max-links-per-user", remedy: "invalidate some first"
         )
         let at = now()
-        let configuration = DisplayLinkConfiguration(
+        var configuration = DisplayLinkConfiguration(
             range: request.range, isPaused: request.paused, hasHighFrameRateEntitlement: request.highFrameRate, label: request.label,
             isAdaptive: request.adaptive
         )
+        configuration.timelines = request.timelines
+        configuration.frameLatency = request.preferredFrameLatency
         let (status, start) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
                 (
@@ -134,21 +136,30 @@ extension CompositorCore {
                 + decisionRecords([status.display], at: at)
         }
         publishStatus()
-        return LinkStatusResult(
+        var result = LinkStatusResult(
             status, includeDisplay: true, start: start, showingLabelOf: labelVisibility(viewer(of: session), of: status.decision)
-        ).jsonValue
+        )
+        result.timelines = request.timelines
+        result.preferredFrameLatency = request.preferredFrameLatency
+        return result.jsonValue
     }
 
     private func update(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try UpdateRequest(params: params)
         let at = now()
-        let (status, start) = try mapped { () throws(CompositorError) in
+        let (status, start, configuration) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) in
-                (
+                if request.timelines != nil || request.preferredFrameLatency != nil {
+                    try state.compositor.setFrameTiming(
+                        link: request.link, owner: session.owner, timelines: request.timelines, frameLatency: request.preferredFrameLatency
+                    )
+                }
+                return (
                     try state.compositor.update(
                         link: request.link, owner: session.owner, range: request.range, paused: request.paused, adaptive: request.adaptive, at: at
                     ),
-                    state.compositor.start
+                    state.compositor.start,
+                    state.compositor.snapshot(of: request.link)?.configuration
                 )
             }
         }
@@ -158,9 +169,12 @@ extension CompositorCore {
         )
         emitLinkEvent(request.link, holder: session.peer) { .linkUpdated(display: status.display, link: $0) }
         trace { decisionRecords([status.display], at: at) }
-        return LinkStatusResult(
+        var result = LinkStatusResult(
             status, includeDisplay: false, start: start, showingLabelOf: labelVisibility(viewer(of: session), of: status.decision)
-        ).jsonValue
+        )
+        result.timelines = configuration?.timelines
+        result.preferredFrameLatency = configuration?.frameLatency
+        return result.jsonValue
     }
 
     private func invalidate(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
@@ -219,7 +233,7 @@ extension CompositorCore {
                 let step = try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
                 let replaced = try state.compositor.present(
                     link: request.link, owner: session.owner, sequence: request.sequence, notBefore: notBefore,
-                    minimumInterval: interval, at: at
+                    minimumInterval: interval, vsyncID: request.vsyncId, at: at
                 )
                 return (replaced, step)
             }
@@ -398,7 +412,7 @@ extension CompositorCore {
             switch error {
             case .unknownDisplay: throw .status(.notFound, error.description)
             case .linkNotFound: throw .status(.notFound, error.description)
-            case .sequenceNotDelivered, .sequenceTooOld: throw .status(.outOfRange, error.description)
+            case .sequenceNotDelivered, .sequenceTooOld, .vsyncNotOffered: throw .status(.outOfRange, error.description)
             }
         }
     }

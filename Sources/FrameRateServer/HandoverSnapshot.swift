@@ -98,6 +98,8 @@ struct HandoverSnapshot: Hashable, Sendable {
             "paused": .bool(link.configuration.isPaused),
             "highFrameRate": .bool(link.configuration.hasHighFrameRateEntitlement),
             "adaptive": .bool(link.configuration.isAdaptive),
+            "timelines": .number(JSONNumber(link.configuration.timelines)),
+            "preferredFrameLatency": .number(JSONNumber(link.configuration.frameLatency)),
             "label": link.configuration.label.map { .string($0) } ?? .null,
             "since": encode(link.since),
             "sequence": .number(JSONNumber(link.pacing.sequence)),
@@ -169,9 +171,11 @@ struct HandoverSnapshot: Hashable, Sendable {
         }
         return LinkCheckpoint(
             link: LinkID(rawValue: try fields.uint64("id")), owner: OwnerID(rawValue: try fields.uint64("owner")),
-            configuration: DisplayLinkConfiguration(
-                range: range, isPaused: try fields.bool("paused"), hasHighFrameRateEntitlement: try fields.bool("highFrameRate"),
-                label: try fields.optionalString("label"), isAdaptive: try fields.bool("adaptive")
+            configuration: try fields.withFrameTiming(
+                DisplayLinkConfiguration(
+                    range: range, isPaused: try fields.bool("paused"), hasHighFrameRateEntitlement: try fields.bool("highFrameRate"),
+                    label: try fields.optionalString("label"), isAdaptive: try fields.bool("adaptive")
+                )
             ),
             since: try fields.duration("since"),
             pacing: LinkPacingCheckpoint(

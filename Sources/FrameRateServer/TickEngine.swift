@@ -147,7 +147,7 @@ package final class TickEngine: Sendable {
         for action in wake.actions {
             switch action {
             case .deliver(let report):
-                Self.plan(report, writers: writers[reports], into: &shards)
+                Self.plan(report, writers: writers[reports], sentAt: now, into: &shards)
                 reports += 1
                 if let change = report.rateChange { events.rateChanged(report.display, change) }
             case .disconnect(let owner): events.disconnect(owner)
@@ -168,11 +168,17 @@ package final class TickEngine: Sendable {
 
     /// Pairs each tick of `report` with its writer and the encoded fields it shares with
     /// every tick of the same cadence (encoded once per vsync and cadence), by shard.
-    private static func plan(_ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], into shards: inout [Batch]) {
+    /// Links with frame latency 2 or several timelines share a segment with the links of
+    /// the same cadence, latency, timeline count and schedule; their timelines leave out
+    /// deadlines already past at `sentAt`.
+    private static func plan(
+        _ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], sentAt: MonotonicClock.Instant, into shards: inout [Batch]
+    ) {
         let allocator = ByteBufferAllocator()
         // Each distinct target (cadence) and boosted flag of this vsync, with its segment's index in every shard's list.
         var targets: [MonotonicClock.Instant] = []
         var boosted: [Bool] = []
+        var timings: [FrameTimingKey?] = []
         let base = shards.first?.fields.count ?? 0
         for index in shards.indices {
             shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + report.ticks.count / shards.count + 1)
@@ -180,18 +186,24 @@ package final class TickEngine: Sendable {
         var last = -1
         for (tick, writer) in zip(report.ticks, writers) {
             guard let writer else { continue }
-            if last < 0 || targets[last] != tick.targetTimestamp || boosted[last] != tick.boosted {
-                if let found = targets.indices.first(where: { targets[$0] == tick.targetTimestamp && boosted[$0] == tick.boosted }) {
+            let timing = FrameTimingKey(tick)
+            if last < 0 || targets[last] != tick.targetTimestamp || boosted[last] != tick.boosted || timings[last] != timing {
+                if let found = targets.indices.first(where: {
+                    targets[$0] == tick.targetTimestamp && boosted[$0] == tick.boosted && timings[$0] == timing
+                }) {
                     last = found
                 } else {
                     let fields = TickLineEncoder.sharedFields(
                         timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
                         duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
-                        callbackRate: tick.callbackRate, boosted: tick.boosted, allocator: allocator
+                        callbackRate: tick.callbackRate, boosted: tick.boosted,
+                        targetPresentationTimestamp: timing == nil ? nil : tick.targetPresentationTimestamp.nanoseconds,
+                        timelines: timing == nil ? [] : encodedTimelines(of: tick, sentAt: sentAt), allocator: allocator
                     )
                     for index in shards.indices { shards[index].fields.append(fields) }
                     targets.append(tick.targetTimestamp)
                     boosted.append(tick.boosted)
+                    timings.append(timing)
                     last = targets.count - 1
                 }
             }

@@ -89,8 +89,9 @@ struct LineBufferTests {
             TickLineEncoder.write(link: sequence % 7 + 1, sequence: sequence, skipped: sequence % 3, shared: shared, into: &wire)
         }
         let bytes = Array(wire.readableBytesView)
-        // At most 256 bytes a read, about one and a fifth lines: reads end inside lines.
-        var buffer = LineBuffer(capacity: 256)
+        // At most 320 bytes a read, about one and a fifth lines (each carries
+        // targetPresentationTimestamp): reads end inside lines.
+        var buffer = LineBuffer(capacity: 320)
         var ticks: [TickLineScanner.Fields] = []
         var others = 0
         /// Reads what is there now, until `until` comes back.
@@ -118,7 +119,7 @@ struct LineBufferTests {
         #expect(others == 0)
         #expect(buffer.bufferedByteCount == 0)
         #expect(ticks.count == 200)
-        #expect(buffer.capacity == 256)
+        #expect(buffer.capacity == 320)
         for (sequence, tick) in ticks.enumerated() {
             let expected = TickLineScanner.Fields(
                 link: UInt64(sequence % 7 + 1), sequence: UInt64(sequence), timestampNanoseconds: 1_234_567_890_123, skipped: UInt64(sequence % 3)

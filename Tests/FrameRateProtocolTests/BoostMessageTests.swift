@@ -14,7 +14,7 @@ import Testing
         var line = ByteBufferAllocator().buffer(capacity: 256)
         TickLineEncoder.write(link: 3, sequence: 9, skipped: 0, shared: shared, into: &line)
         let text = String(buffer: line)
-        #expect(text.hasSuffix(#","callbackRate":120.0,"boosted":true,"skipped":0}}"# + "\n"))
+        #expect(text.hasSuffix(#","callbackRate":120.0,"boosted":true,"targetPresentationTimestamp":1.008333333,"skipped":0}}"# + "\n"))
         let fields = try #require(TickLineScanner.scan(line))
         #expect(fields.boosted && fields.link == 3 && fields.sequence == 9 && fields.skipped == 0)
         let parsed = try TickNotification(json: try parse(String(text.dropLast()))["params"])

@@ -31,7 +31,7 @@ import Glibc
         try server.runNextVsync()
         let boostedLines = try client.lines()
         let boostedLine = try #require(boostedLines.first)
-        #expect(boostedLine.contains(#","boosted":true,"skipped":"#))
+        #expect(boostedLine.contains(#","boosted":true,"targetPresentationTimestamp":"#))
         let scanned = try #require(Array(boostedLine.utf8).withUnsafeBytes { TickLineScanner.scan($0) })
         #expect(scanned.boosted)
         #expect(try TickNotification(json: notificationParams(boostedLine, .tick)).boosted)

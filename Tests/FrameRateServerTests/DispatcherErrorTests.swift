@@ -127,7 +127,7 @@ struct InvalidParamsCase: Sendable, CustomTestStringConvertible {
         )
         #expect(
             try client.request(.register, #"{"range":{"minimum":30,"maximum":60},"colour":"red"}"#)
-                == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown field 'colour'; params takes adaptive, display, highFrameRate, label, paused, range","data":{"status":"INVALID_ARGUMENT","field":"colour"}}}"#
+                == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown field 'colour'; params takes adaptive, display, highFrameRate, label, paused, preferredFrameLatency, range, timelines","data":{"status":"INVALID_ARGUMENT","field":"colour"}}}"#
         )
         #expect(
             try client.request(.register, "[30,60]")

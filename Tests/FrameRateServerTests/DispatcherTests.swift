@@ -16,14 +16,14 @@ import Testing
         let first = try client.request(.register, params)
         #expect(
             first
-                == #"{"jsonrpc":"2.0","id":1,"result":{"link":1,"refreshRate":60.0,"callbackRate":60.0,"decision":{"rate":60.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":null,"reason":"60 Hz is the lowest rate that serves every link exactly; link 1 'video' (30, 60, 60) holds it there"},"limitedBy":null,"wanted":null,"got":null,"display":0}}"#
+                == #"{"jsonrpc":"2.0","id":1,"result":{"link":1,"refreshRate":60.0,"callbackRate":60.0,"decision":{"rate":60.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":null,"reason":"60 Hz is the lowest rate that serves every link exactly; link 1 'video' (30, 60, 60) holds it there"},"limitedBy":null,"wanted":null,"got":null,"display":0,"timelines":1,"preferredFrameLatency":1}}"#
         )
         // The entitled link asks for 120 Hz; the answer reports the rate the display moves to.
         let entitled = #"{"range":{"minimum":80,"maximum":120,"preferred":120},"highFrameRate":true,"display":0,"paused":false}"#
         let second = try client.request(.register, entitled, id: 2)
         #expect(
             second
-                == #"{"jsonrpc":"2.0","id":2,"result":{"link":2,"refreshRate":120.0,"callbackRate":120.0,"decision":{"rate":120.0,"rule":"exact","deciders":[2],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":{"rate":120.0,"at":1000.016666666},"reason":"120 Hz is the lowest rate that serves every link exactly; link 2 (80, 120, 120) holds it there"},"limitedBy":null,"wanted":null,"got":null,"display":0}}"#
+                == #"{"jsonrpc":"2.0","id":2,"result":{"link":2,"refreshRate":120.0,"callbackRate":120.0,"decision":{"rate":120.0,"rule":"exact","deciders":[2],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":{"rate":120.0,"at":1000.016666666},"reason":"120 Hz is the lowest rate that serves every link exactly; link 2 (80, 120, 120) holds it there"},"limitedBy":null,"wanted":null,"got":null,"display":0,"timelines":1,"preferredFrameLatency":1}}"#
         )
         #expect(server.compositor.links(of: try #require(server.core.sessions.values.first).owner).count == 2)
     }
@@ -45,10 +45,12 @@ import Testing
         let updated = try client.request(.update, #"{"link":\#(link),"range":{"minimum":30,"maximum":60,"preferred":30}}"#, id: 2)
         #expect(
             updated
-                == #"{"jsonrpc":"2.0","id":2,"result":{"link":1,"refreshRate":30.0,"callbackRate":30.0,"decision":{"rate":30.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":{"rate":30.0,"at":1000.266666666},"reason":"30 Hz is the lowest rate that serves every link exactly; link 1 (30, 60, 30) holds it there"},"limitedBy":null,"wanted":null,"got":null}}"#
+                == #"{"jsonrpc":"2.0","id":2,"result":{"link":1,"refreshRate":30.0,"callbackRate":30.0,"decision":{"rate":30.0,"rule":"exact","deciders":[1],"deciderCount":1,"cap":null,"limited":[],"limitedCount":0,"pending":{"rate":30.0,"at":1000.266666666},"reason":"30 Hz is the lowest rate that serves every link exactly; link 1 (30, 60, 30) holds it there"},"limitedBy":null,"wanted":null,"got":null,"timelines":1,"preferredFrameLatency":1}}"#
         )
         let paused = try client.result(.update, #"{"link":\#(link),"paused":true}"#)
-        #expect(paused.objectValue?.keys == ["link", "refreshRate", "callbackRate", "decision", "limitedBy", "wanted", "got"])
+        #expect(
+            paused.objectValue?.keys == ["link", "refreshRate", "callbackRate", "decision", "limitedBy", "wanted", "got", "timelines", "preferredFrameLatency"]
+        )
         let state = try client.result(.getState)
         #expect(state["displays"]?[0]?["links"]?[0]?["paused"] == true)
         #expect(state["displays"]?[0]?["links"]?[0]?["range"]?["preferred"] == 30.0)
@@ -105,7 +107,7 @@ import Testing
                     "callbackRate": 60.0, "label": "video", "highFrameRate": false, "pid": 202,
                     "uid": .number(JSONNumber(Int(Peers.user.uid))), "command": "app",
                     "since": .number(JSONNumber(text: WireTime.format(nanoseconds: server.clock.now.nanoseconds))!),
-                    "limitedBy": nil, "wanted": nil, "got": nil, "hitches": nil,
+                    "limitedBy": nil, "wanted": nil, "got": nil, "hitches": nil, "timelines": 1, "preferredFrameLatency": 1,
                 ]
         )
         // The typed parser the client uses reads it back.

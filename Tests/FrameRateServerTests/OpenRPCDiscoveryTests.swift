@@ -28,7 +28,7 @@ import Testing
         #expect(register["paramStructure"] == "by-name")
         #expect(register["x-streams"] == .string(V1Method.tick.rawValue))
         let params = try #require(register["params"]?.arrayValue)
-        #expect(params.compactMap { $0["name"]?.stringValue } == ["range", "display", "paused", "label", "highFrameRate", "adaptive"])
+        #expect(params.compactMap { $0["name"]?.stringValue } == ["range", "display", "paused", "label", "highFrameRate", "adaptive", "timelines", "preferredFrameLatency"])
         let range = try #require(params.first)
         #expect(range["required"] == true)
         #expect(range["schema"]?["required"] == ["minimum", "maximum"])

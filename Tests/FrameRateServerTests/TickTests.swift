@@ -114,8 +114,9 @@ import Testing
         #expect(lines.count == 1)
         let line = try #require(lines.first)
         #expect(line.hasPrefix(#"{"jsonrpc":"2.0","method":"framerate.v1.DisplayLink/Tick","params":{"link":\#(link),"sequence":1,"timestamp":"#))
-        #expect(line.hasSuffix(#","refreshRate":60.0,"callbackRate":60.0,"skipped":0}}"#))
-        for field in ["timestamp", "targetTimestamp", "duration"] {
+        #expect(line.contains(#","refreshRate":60.0,"callbackRate":60.0,"targetPresentationTimestamp":"#))
+        #expect(line.hasSuffix(#","skipped":0}}"#))
+        for field in ["timestamp", "targetTimestamp", "duration", "targetPresentationTimestamp"] {
             #expect(Self.hasNineDecimals(line, field: field), "\(field) in \(line)")
         }
         #expect(line.contains(#""duration":0.016666667,"#))
@@ -124,7 +125,10 @@ import Testing
             return
         }
         #expect(method == V1Method.tick.rawValue)
-        #expect(params?.objectValue?.keys == ["link", "sequence", "timestamp", "targetTimestamp", "duration", "refreshRate", "callbackRate", "skipped"])
+        #expect(
+            params?.objectValue?.keys
+                == ["link", "sequence", "timestamp", "targetTimestamp", "duration", "refreshRate", "callbackRate", "targetPresentationTimestamp", "skipped"]
+        )
         let tick = try TickNotification(json: params)
         #expect(tick.link.rawValue == link)
         #expect(tick.sequence == 1 && tick.skipped == 0)

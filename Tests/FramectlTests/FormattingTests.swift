@@ -41,7 +41,7 @@ struct TickFormattingTests {
         #expect(
             line
                 == #"{"link":3,"sequence":7,"timestamp":100.5,"targetTimestamp":100.5078125,"duration":0.0078125,"#
-                + #""refreshRate":128.0,"callbackRate":128.0,"skipped":1,"workingTime":0.00390625}"#
+                + #""refreshRate":128.0,"callbackRate":128.0,"skipped":1,"targetPresentationTimestamp":100.5078125,"workingTime":0.00390625}"#
         )
         let parsed = try JSONValue(parsing: line)
         #expect(try TickNotification(json: parsed) == tick)

@@ -91,6 +91,10 @@ public struct LinkState: Hashable, Sendable {
     public var limit: LinkLimit?
     /// Its presented frames and hitches; `nil` when it never sent `Present` (or from an older daemon).
     public var hitches: HitchSummary?
+    /// How many frame timelines its ticks list (`timelines`; 1 from an older daemon).
+    public var timelines: Int = 1
+    /// Its `preferredFrameLatency` (1 from an older daemon).
+    public var preferredFrameLatency: Int = 1
 
     /// Builds a link state from the model's snapshot and the owner's identity (`nil`:
     /// hidden from this viewer, and so is the label); `start` is the compositor's start
@@ -106,6 +110,8 @@ public struct LinkState: Hashable, Sendable {
         self.since = start.advanced(by: snapshot.since).seconds
         self.limit = snapshot.limit
         self.hitches = snapshot.hitches
+        self.timelines = snapshot.configuration.timelines
+        self.preferredFrameLatency = snapshot.configuration.frameLatency
     }
 
     /// Parses a link from the daemon.
@@ -126,6 +132,8 @@ public struct LinkState: Hashable, Sendable {
         if let hitches = json["hitches"], !hitches.isNull {
             self.hitches = try HitchSummary(json: hitches, path: reader.fieldPath("hitches"))
         }
+        self.timelines = try reader.integer("timelines", minimum: 1, maximum: Int64(FrameSchedule.maximumFrames)).map { Int($0) } ?? 1
+        self.preferredFrameLatency = try reader.integer("preferredFrameLatency", minimum: 1, maximum: 2).map { Int($0) } ?? 1
     }
 
     /// The link object.
@@ -140,6 +148,8 @@ public struct LinkState: Hashable, Sendable {
         writeLinkIdentity(peer: peer, label: label, into: &object)
         writeLinkLimit(limit, into: &object)
         object["hitches"] = hitches?.jsonValue ?? .null
+        object["timelines"] = .number(JSONNumber(timelines))
+        object["preferredFrameLatency"] = .number(JSONNumber(preferredFrameLatency))
         return .object(object)
     }
 }

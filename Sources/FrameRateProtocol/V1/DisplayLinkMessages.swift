@@ -47,6 +47,10 @@ public struct RegisterRequest: Hashable, Sendable {
     public var highFrameRate: Bool
     /// Whether the link steps down while its frames keep missing their deadline (`adaptive`).
     public var adaptive: Bool = false
+    /// How many future frame timelines each tick lists (`timelines`, 1...7).
+    public var timelines: Int = 1
+    /// In how many intervals a frame started at a tick is shown (`preferredFrameLatency`, 1 or 2).
+    public var preferredFrameLatency: Int = 1
 
     /// Builds a request.
     public init(range: FrameRateRange, display: DisplayID? = nil, paused: Bool = false, label: String? = nil, highFrameRate: Bool = false) {
@@ -59,7 +63,9 @@ public struct RegisterRequest: Hashable, Sendable {
 
     /// Parses params, naming any bad field.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["range", "display", "paused", "label", "highFrameRate", "adaptive"])
+        let reader = try ParamReader(
+            params, allowed: ["range", "display", "paused", "label", "highFrameRate", "adaptive", "timelines", "preferredFrameLatency"]
+        )
         guard let range = try readRange(reader, field: "range") else {
             throw .invalidParams(field: "range", "missing required field range ({minimum, maximum, preferred} in Hz)")
         }
@@ -69,6 +75,8 @@ public struct RegisterRequest: Hashable, Sendable {
         self.label = try reader.string("label")
         self.highFrameRate = try reader.bool("highFrameRate") ?? false
         self.adaptive = try reader.bool("adaptive") ?? false
+        self.timelines = try readTimelines(reader) ?? 1
+        self.preferredFrameLatency = try readFrameLatency(reader) ?? 1
     }
 
     /// The params object.
@@ -77,6 +85,8 @@ public struct RegisterRequest: Hashable, Sendable {
         if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
         if let label { object["label"] = .string(label) }
         if adaptive { object["adaptive"] = .bool(true) }
+        if timelines != 1 { object["timelines"] = .number(JSONNumber(timelines)) }
+        if preferredFrameLatency != 1 { object["preferredFrameLatency"] = .number(JSONNumber(preferredFrameLatency)) }
         return .object(object)
     }
 }
@@ -97,6 +107,10 @@ public struct LinkStatusResult: Hashable, Sendable {
     /// How the entitlement or a cap limits this link, or `nil` when it may have what it
     /// asked for. On the wire: `limitedBy`, `wanted` and `got`, `null` when not limited.
     public var limit: LinkLimit?
+    /// The link's `timelines` as in force after the request (`nil` from an older daemon).
+    public var timelines: Int?
+    /// The link's `preferredFrameLatency` as in force after the request (`nil` from an older daemon).
+    public var preferredFrameLatency: Int?
 
     /// What limits this link (the wire's `limitedBy`): the entitlement, a cap, or `nil`.
     public var limitedBy: LimitReason? { limit?.by }
@@ -143,6 +157,8 @@ public struct LinkStatusResult: Hashable, Sendable {
             self.decision = nil
         }
         self.limit = try readLinkLimit(reader, link: link)
+        self.timelines = try reader.integer("timelines", minimum: 1, maximum: Int64(FrameSchedule.maximumFrames)).map { Int($0) }
+        self.preferredFrameLatency = try reader.integer("preferredFrameLatency", minimum: 1, maximum: 2).map { Int($0) }
     }
 
     /// The result object: `decision`, `limitedBy`, `wanted` and `got` are always present
@@ -154,6 +170,8 @@ public struct LinkStatusResult: Hashable, Sendable {
         ]
         writeLinkLimit(limit, into: &object)
         if let display { object["display"] = .number(JSONNumber(display.rawValue)) }
+        if let timelines { object["timelines"] = .number(JSONNumber(timelines)) }
+        if let preferredFrameLatency { object["preferredFrameLatency"] = .number(JSONNumber(preferredFrameLatency)) }
         return .object(object)
     }
 }
@@ -168,6 +186,10 @@ public struct UpdateRequest: Hashable, Sendable {
     public var paused: Bool?
     /// A new adaptive flag, or `nil` to keep it.
     public var adaptive: Bool?
+    /// A new number of frame timelines per tick (1...7), or `nil` to keep it.
+    public var timelines: Int?
+    /// A new frame latency (1 or 2), or `nil` to keep it.
+    public var preferredFrameLatency: Int?
 
     /// Builds a request.
     public init(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil) {
@@ -179,11 +201,13 @@ public struct UpdateRequest: Hashable, Sendable {
 
     /// Parses params, naming any bad field.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["link", "range", "paused", "adaptive"])
+        let reader = try ParamReader(params, allowed: ["link", "range", "paused", "adaptive", "timelines", "preferredFrameLatency"])
         self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
         self.range = try readRange(reader, field: "range")
         self.paused = try reader.bool("paused")
         self.adaptive = try reader.bool("adaptive")
+        self.timelines = try readTimelines(reader)
+        self.preferredFrameLatency = try readFrameLatency(reader)
     }
 
     /// The params object.
@@ -192,6 +216,8 @@ public struct UpdateRequest: Hashable, Sendable {
         if let range { object["range"] = range.jsonValue }
         if let paused { object["paused"] = .bool(paused) }
         if let adaptive { object["adaptive"] = .bool(adaptive) }
+        if let timelines { object["timelines"] = .number(JSONNumber(timelines)) }
+        if let preferredFrameLatency { object["preferredFrameLatency"] = .number(JSONNumber(preferredFrameLatency)) }
         return .object(object)
     }
 }

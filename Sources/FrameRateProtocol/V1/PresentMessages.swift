@@ -11,6 +11,10 @@ public struct PresentRequest: Hashable, Sendable {
     /// Show it no earlier than the link's previous shown frame plus this, seconds
     /// (`present(afterMinimumDuration:)`).
     public var afterMinimumDuration: Double?
+    /// The frame timeline it aims at: the `vsyncId` of one of the tick's `timelines` entries
+    /// (or of a later frame of the tick, up to the seventh); `nil`: the tick's own
+    /// `targetPresentationTimestamp`.
+    public var vsyncId: UInt64?
 
     /// The longest `afterMinimumDuration` accepted: 10 s.
     public static let maximumInterval = 10.0
@@ -28,7 +32,7 @@ public struct PresentRequest: Hashable, Sendable {
     /// Parses params, naming any bad field. (`at`'s distance from now is checked by the
     /// daemon, which knows now: ``maximumLead``.)
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["link", "sequence", "at", "afterMinimumDuration"])
+        let reader = try ParamReader(params, allowed: ["link", "sequence", "at", "afterMinimumDuration", "vsyncId"])
         self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
         self.sequence = UInt64(try reader.requiredInteger("sequence", minimum: 1))
         if let at = try reader.number("at") {
@@ -46,6 +50,7 @@ public struct PresentRequest: Hashable, Sendable {
             }
             self.afterMinimumDuration = interval
         }
+        self.vsyncId = try reader.integer("vsyncId").map { UInt64($0) }
     }
 
     /// The params object.
@@ -53,6 +58,7 @@ public struct PresentRequest: Hashable, Sendable {
         var object: JSONObject = ["link": JSONValue(link.rawValue), "sequence": JSONValue(sequence)]
         if let at { object["at"] = .wireTime(seconds: at) }
         if let afterMinimumDuration { object["afterMinimumDuration"] = JSONValue(afterMinimumDuration) }
+        if let vsyncId { object["vsyncId"] = JSONValue(vsyncId) }
         return .object(object)
     }
 }
@@ -65,7 +71,9 @@ public struct PresentedNotification: Hashable, Sendable {
     public var sequence: UInt64
     /// The vsync that showed it, seconds on `CLOCK_MONOTONIC`; `0` when dropped (as Metal's `presentedTime`).
     public var presentedTime: Double
-    /// When it should have been shown: the tick's `targetTimestamp`, seconds on `CLOCK_MONOTONIC`.
+    /// When it should have been shown: the tick's `targetPresentationTimestamp` (its
+    /// `targetTimestamp` at latency 1), or the aimed timeline's `presentationTime` when the
+    /// `Present` named a `vsyncId`; seconds on `CLOCK_MONOTONIC`.
     public var expectedTime: Double
     /// `max(0, presentedTime − expectedTime)`, seconds; `0` when dropped.
     public var hitch: Double

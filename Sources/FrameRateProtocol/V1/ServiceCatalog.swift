@@ -84,6 +84,7 @@ public enum ServiceCatalog {
             field("decision", "object or null (the display's decision: rate, rule, deciders, cap, limited, pending, reason)", required: true),
             field("limitedBy", "string or null (why the link gets less than it asked)", required: true),
             field("wanted", "number or null (Hz)", required: true), field("got", "number or null (Hz)", required: true),
+            field("timelines", "integer (1...7)"), field("preferredFrameLatency", "integer (1 or 2)"),
         ] + (display ? [field("display", "integer", required: true)] : [])
     }
 
@@ -111,6 +112,8 @@ public enum ServiceCatalog {
             params: [field("range", "object", required: true)] + range + [
                 field("display", "integer"), field("paused", "boolean"), field("label", "string"), field("highFrameRate", "boolean"),
                 field("adaptive", "boolean"),
+                field("timelines", "integer (1...7 frame timelines per tick; default 1)"),
+                field("preferredFrameLatency", "integer (1 or 2 intervals; default 1)"),
             ],
             streams: .tick, summary: "Register a display link; its ticks follow as Tick notifications.",
             result: linkStatus(display: true), errors: [.notFound, .resourceExhausted, .unavailable]
@@ -124,12 +127,18 @@ public enum ServiceCatalog {
                 field("duration", "number (s)", required: true), field("refreshRate", "number (Hz)", required: true),
                 field("callbackRate", "number (Hz)", required: true), field("skipped", "integer", required: true),
                 field("boosted", "boolean (present and true only while boosted)"),
+                field("targetPresentationTimestamp", "number (s, CLOCK_MONOTONIC; timestamp + preferredFrameLatency / callbackRate)", required: true),
+                field("timelines", "array (only for a link with timelines > 1: its next frames, earliest first)"),
+                field("timelines[].vsyncId", "integer (the display's vsync index of presentationTime)"),
+                field("timelines[].deadline", "number (s, CLOCK_MONOTONIC)"),
+                field("timelines[].presentationTime", "number (s, CLOCK_MONOTONIC)"),
             ],
             streams: nil, summary: "One delivered tick of a link (sent by the daemon)."
         ),
         Method(
             method: .update, kind: .unary,
-            params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean"), field("adaptive", "boolean")],
+            params: [field("link", "integer", required: true), field("range", "object")] + range + [field("paused", "boolean"), field("adaptive", "boolean")]
+                + [field("timelines", "integer (1...7)"), field("preferredFrameLatency", "integer (1 or 2)")],
             streams: nil, summary: "Change a link's range, paused flag and/or adaptive pacing.", result: linkStatus(display: false),
             errors: [.notFound, .unavailable]
         ),
@@ -156,6 +165,7 @@ public enum ServiceCatalog {
             params: [
                 field("link", "integer", required: true), field("sequence", "integer", required: true),
                 field("at", "number (s, CLOCK_MONOTONIC)"), field("afterMinimumDuration", "number (s)"),
+                field("vsyncId", "integer (a timelines entry's vsyncId: aim at that frame)"),
             ],
             streams: nil,
             summary: "The frame for a tick is committed now; shown at the first vsync at or after the latest of now, at and the previous frame plus afterMinimumDuration (usually a notification; counts as FrameDone).",

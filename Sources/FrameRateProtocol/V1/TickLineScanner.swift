@@ -12,7 +12,9 @@ public import NIOCore
 ///  "timestamp":T,"targetTimestamp":T,"duration":T,"refreshRate":R,"callbackRate":R,"skipped":K}}
 /// ```
 ///
-/// with `,"boosted":true` between `callbackRate` and `skipped` for a boosted link's tick
+/// with `,"boosted":true` between `callbackRate` and `skipped` for a boosted link's tick,
+/// then `,"targetPresentationTimestamp":T` and, for a link with more than one timeline,
+/// `,"timelines":[{"vsyncId":N,"deadline":T,"presentationTime":T},…]` (both optional here)
 /// (one line, optionally ending in `\n`), with `L`, `S`, `K` unsigned decimal integers, `T`
 /// seconds as `digits[.digits]` (at most nine decimals: the wire's nanosecond precision) and
 /// `R` any JSON number. Anything else, including a valid Tick with its members in another
@@ -64,6 +66,8 @@ public enum TickLineScanner {
             cursor.expect(#","callbackRate":"#), cursor.number()
         else { return nil }
         let boosted = cursor.expect(#","boosted":true"#)
+        if cursor.expect(#","targetPresentationTimestamp":"#), cursor.seconds() == nil { return nil }
+        if cursor.expect(#","timelines":["#), !cursor.skipTimelines() { return nil }
         guard cursor.expect(#","skipped":"#), let skipped = cursor.unsigned(),
             cursor.expect("}}")
         else { return nil }
@@ -141,6 +145,20 @@ public enum TickLineScanner {
                 nanoseconds += Int64(scaled)
             }
             return nanoseconds
+        }
+
+        /// Consumes the rest of a `timelines` array after its `[`: entries
+        /// `{"vsyncId":N,"deadline":T,"presentationTime":T}` separated by commas, then `]`.
+        mutating func skipTimelines() -> Bool {
+            var first = true
+            while !expect("]") {
+                if !first { guard expect(",") else { return false } }
+                first = false
+                guard expect(#"{"vsyncId":"#), unsigned() != nil, expect(#","deadline":"#), seconds() != nil,
+                    expect(#","presentationTime":"#), seconds() != nil, expect("}")
+                else { return false }
+            }
+            return true
         }
 
         /// Any RFC 8259 number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.

@@ -23,6 +23,13 @@ public struct TickNotification: Hashable, Sendable {
     /// Whether the link is boosted (`DisplayLink/Boost`) at this tick; on the wire only
     /// when `true`.
     public var boosted: Bool
+    /// The vsync where a frame started at this tick and finished by ``targetTimestamp`` is
+    /// shown, `timestamp + preferredFrameLatency / callbackRate`, seconds on `CLOCK_MONOTONIC`
+    /// (``targetTimestamp`` at latency 1; a daemon older than the field is read so too).
+    public var targetPresentationTimestamp: Double
+    /// The link's next frames, earliest first, for a link registered with `timelines` > 1
+    /// (absent on the wire, and empty here, otherwise).
+    public var timelines: [TickTimeline] = []
 
     /// Builds a notification.
     public init(
@@ -30,6 +37,7 @@ public struct TickNotification: Hashable, Sendable {
         refreshRate: Double, callbackRate: Double, skipped: UInt64, boosted: Bool = false
     ) {
         self.boosted = boosted
+        self.targetPresentationTimestamp = targetTimestamp
         self.link = link
         self.sequence = sequence
         self.timestamp = timestamp
@@ -52,6 +60,18 @@ public struct TickNotification: Hashable, Sendable {
         self.callbackRate = try reader.requiredNumber("callbackRate")
         self.skipped = UInt64(try reader.requiredInteger("skipped", minimum: 0))
         self.boosted = try reader.bool("boosted") ?? false
+        self.targetPresentationTimestamp = try reader.number("targetPresentationTimestamp") ?? targetTimestamp
+        if let entries = try reader.array("timelines") {
+            // A tick lists at most seven; more is not a daemon's tick.
+            guard entries.count <= FrameSchedule.maximumFrames else {
+                throw .invalidParams(field: reader.fieldPath("timelines"), "timelines has \(entries.count) entries; at most \(FrameSchedule.maximumFrames)")
+            }
+            var timelines: [TickTimeline] = []
+            for (index, entry) in entries.enumerated() {
+                timelines.append(try TickTimeline(json: entry, path: "\(reader.fieldPath("timelines"))[\(index)]"))
+            }
+            self.timelines = timelines
+        }
     }
 
     /// The params object (for tests and tools; the daemon writes ticks with ``TickLineEncoder``).
@@ -62,6 +82,8 @@ public struct TickNotification: Hashable, Sendable {
             "refreshRate": JSONValue(refreshRate), "callbackRate": JSONValue(callbackRate), "skipped": JSONValue(skipped),
         ]
         if boosted { object["boosted"] = .bool(true) }
+        object["targetPresentationTimestamp"] = JSONValue(targetPresentationTimestamp)
+        if !timelines.isEmpty { object["timelines"] = .array(timelines.map(\.jsonValue)) }
         return .object(object)
     }
 }
@@ -83,9 +105,10 @@ public enum TickLineEncoder {
     /// `boosted` costs nothing per link: boosted links get their own shared segment.
     public static func sharedFields(
         timestamp: Int64, targetTimestamp: Int64, duration: Int64, refreshRate: Double, callbackRate: Double,
-        boosted: Bool = false, allocator: ByteBufferAllocator
+        boosted: Bool = false, targetPresentationTimestamp: Int64? = nil, timelines: [EncodedTimeline] = [],
+        allocator: ByteBufferAllocator
     ) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 160)
+        var buffer = allocator.buffer(capacity: 160 + 96 * timelines.count)
         buffer.writeString(#","timestamp":"#)
         buffer.writeString(WireTime.format(nanoseconds: timestamp))
         buffer.writeString(#","targetTimestamp":"#)
@@ -97,6 +120,9 @@ public enum TickLineEncoder {
         buffer.writeString(#","callbackRate":"#)
         buffer.writeString(JSONNumber(callbackRate).text)
         if boosted { buffer.writeString(#","boosted":true"#) }
+        buffer.writeString(#","targetPresentationTimestamp":"#)
+        buffer.writeString(WireTime.format(nanoseconds: targetPresentationTimestamp ?? targetTimestamp))
+        writeTimelines(timelines, into: &buffer)
         buffer.writeString(#","skipped":"#)
         return buffer
     }

@@ -119,6 +119,16 @@ typedef struct fr_range {
     double preferred;
 } fr_range;
 
+/* The most frame timelines a tick lists (fr_link_options.timelines is 1 to 7). */
+#define FR_MAX_TIMELINES 7
+
+/* One future frame of a tick (its `timelines` entry; Android's FrameTimeline). */
+typedef struct fr_frame_timeline {
+    uint64_t vsync_id;        /* the display's vsync index of presentation_time: fr_present_vsync aims at it */
+    double deadline;          /* commit the frame by then, s, CLOCK_MONOTONIC */
+    double presentation_time; /* the vsync where a frame committed by deadline is shown, s, CLOCK_MONOTONIC */
+} fr_frame_timeline;
+
 /* One tick of a link (framerate.v1.DisplayLink/Tick). */
 typedef struct fr_tick {
     uint64_t link;            /* the link's id, fr_link_id (kept across reconnects) */
@@ -130,6 +140,10 @@ typedef struct fr_tick {
     double callback_rate;     /* this link's rate, Hz */
     uint64_t skipped;         /* intervals without a tick since the previous one delivered */
     int boosted;              /* 1 while the link is boosted (fr_boost), else 0 */
+    double target_presentation_timestamp; /* where a frame started now and done by target_timestamp
+                                 is shown: timestamp + preferred_frame_latency / callback_rate, s */
+    int timeline_count;       /* entries in timelines: 0 unless the link asked for timelines > 1 */
+    fr_frame_timeline timelines[FR_MAX_TIMELINES]; /* the next frames, earliest first */
 } fr_tick;
 
 /* What became of one presented frame (framerate.v1.DisplayLink/Presented). */
@@ -150,9 +164,11 @@ typedef struct fr_link_options {
     const char *label;        /* shown by framectl status; NULL for none; copied */
     int adaptive;             /* step down to a lower, even rate while frames keep missing
                                  their deadline (tick to fr_frame_done), back up once they fit */
+    int timelines;            /* future frames each tick lists, 1 to 7 (0 counts as 1) */
+    int preferred_frame_latency; /* 1 or 2 intervals until a frame is shown (0 counts as 1) */
 } fr_link_options;
 
-#define FR_LINK_OPTIONS_INIT { { 0, 0, 0 }, -1, 0, 0, NULL, 0 }
+#define FR_LINK_OPTIONS_INIT { { 0, 0, 0 }, -1, 0, 0, NULL, 0, 1, 1 }
 
 /* How a connection comes back after the daemon goes away (the rule of
  * docs/protocol.md, "Reconnecting", the same as the Swift client's
@@ -299,6 +315,11 @@ FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
  * reconnecting. */
 FR_API int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration);
 
+/* fr_present aimed at one of the tick's timelines (fr_tick.timelines[i].vsync_id):
+ * the frame is shown no earlier than that entry's presentation_time and its hitch
+ * is measured from it. */
+FR_API int fr_present_vsync(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, uint64_t vsync_id);
+
 /* Pops the oldest Presented of `link` read so far (fr_next_tick reads them; the
  * newest 16 are kept) into *out. Never blocks: FR_OK, or FR_ETIMEDOUT when none waits. */
 FR_API int fr_next_presented(fr_link *link, fr_presented *out);
@@ -310,6 +331,10 @@ FR_API int fr_pause(fr_link *link);
 
 /* DisplayLink/Update with adaptive: 1 makes the link adaptive, 0 not. */
 FR_API int fr_set_adaptive(fr_link *link, int adaptive);
+
+/* DisplayLink/Update with timelines (1 to 7; 0 keeps it) and/or
+ * preferredFrameLatency (1 or 2; 0 keeps it). */
+FR_API int fr_set_frame_timing(fr_link *link, int timelines, int preferred_frame_latency);
 
 /* DisplayLink/Boost: for `duration` seconds (0 < duration <= 5, else FR_EINVAL)
  * the link votes *range (NULL: its own maximum as minimum, maximum and

@@ -50,6 +50,8 @@ struct fr_link {
     int paused;
     int high_frame_rate;
     int adaptive;
+    int timelines;           /* 1 to 7 */
+    int frame_latency;       /* 1 or 2 */
     char *label;
     double refresh_rate;
     double callback_rate;
@@ -457,6 +459,19 @@ static int decode_tick(const fr_json *params, fr_tick *t) {
     if (t->sequence > ((uint64_t)1 << 62) || t->skipped > ((uint64_t)1 << 62)) return FR_EPROTO;
     const fr_json *boosted = fr_json_get(params, "boosted");
     t->boosted = boosted && boosted->type == FR_JSON_TRUE;
+    const fr_json *presentation = fr_json_get(params, "targetPresentationTimestamp");
+    t->target_presentation_timestamp = t->target_timestamp; /* a daemon older than the field */
+    if (presentation && fr_json_double(presentation, &t->target_presentation_timestamp) != 0) return FR_EPROTO;
+    const fr_json *timelines = fr_json_get(params, "timelines");
+    if (timelines && timelines->type != FR_JSON_NULL) {
+        if (timelines->type != FR_JSON_ARRAY || timelines->u.kids.count > FR_MAX_TIMELINES) return FR_EPROTO;
+        for (const fr_json *entry = timelines->u.kids.first; entry; entry = entry->next) {
+            fr_frame_timeline *out = &t->timelines[t->timeline_count++];
+            if (fr_json_u64(fr_json_get(entry, "vsyncId"), &out->vsync_id) != 0) return FR_EPROTO;
+            if (fr_json_double(fr_json_get(entry, "deadline"), &out->deadline) != 0) return FR_EPROTO;
+            if (fr_json_double(fr_json_get(entry, "presentationTime"), &out->presentation_time) != 0) return FR_EPROTO;
+        }
+    }
     return FR_OK;
 }
 
@@ -1141,6 +1156,14 @@ static int write_register_params(const fr_link *link, sb *s) {
     }
     if (link->high_frame_rate) sb_puts(s, ",\"highFrameRate\":true");
     if (link->adaptive) sb_puts(s, ",\"adaptive\":true");
+    if (link->timelines > 1) {
+        sb_puts(s, ",\"timelines\":");
+        sb_i64(s, link->timelines);
+    }
+    if (link->frame_latency > 1) {
+        sb_puts(s, ",\"preferredFrameLatency\":");
+        sb_i64(s, link->frame_latency);
+    }
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
 }
@@ -1418,6 +1441,8 @@ static int build_register(const void *ctx, sb *s) { return write_register_params
 
 int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
     if (conn == NULL || options == NULL || out == NULL || !valid_range(&options->range)) return FR_EINVAL;
+    if (options->timelines < 0 || options->timelines > FR_MAX_TIMELINES) return FR_EINVAL;
+    if (options->preferred_frame_latency < 0 || options->preferred_frame_latency > 2) return FR_EINVAL;
     *out = NULL;
     fr_link *link = calloc(1, sizeof *link);
     if (link == NULL) return FR_ENOMEM;
@@ -1427,6 +1452,8 @@ int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
     link->paused = options->paused != 0;
     link->high_frame_rate = options->high_frame_rate != 0;
     link->adaptive = options->adaptive != 0;
+    link->timelines = options->timelines > 0 ? options->timelines : 1;
+    link->frame_latency = options->preferred_frame_latency > 0 ? options->preferred_frame_latency : 1;
     if (options->label && (link->label = strdup(options->label)) == NULL) {
         free(link);
         return FR_ENOMEM;
@@ -1512,7 +1539,17 @@ static int send_notification(fr_conn *conn, sb *s) {
     return FR_OK;
 }
 
+static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id);
+
 int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration) {
+    return present(link, sequence, at, after_minimum_duration, NULL);
+}
+
+int fr_present_vsync(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, uint64_t vsync_id) {
+    return present(link, sequence, at, after_minimum_duration, &vsync_id);
+}
+
+static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id) {
     /* x - x == 0 holds for finite x only (NaN and the infinities give NaN). */
     if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0))
         return FR_EINVAL;
@@ -1531,6 +1568,10 @@ int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum
     if (after_minimum_duration >= 0) {
         sb_puts(&s, ",\"afterMinimumDuration\":");
         sb_double(&s, after_minimum_duration);
+    }
+    if (vsync_id) {
+        sb_puts(&s, ",\"vsyncId\":");
+        sb_u64(&s, *vsync_id);
     }
     sb_puts(&s, "}}\n");
     return send_notification(conn, &s);
@@ -1565,6 +1606,8 @@ typedef struct update_ctx {
     const fr_range *range;
     int paused;
     int adaptive;             /* -1 keeps it */
+    int timelines;            /* 0 keeps it */
+    int frame_latency;        /* 0 keeps it */
 } update_ctx;
 
 static int build_update(const void *p, sb *s) {
@@ -1582,6 +1625,14 @@ static int build_update(const void *p, sb *s) {
     }
     if (ctx->paused >= 0) sb_puts(s, ctx->paused ? ",\"paused\":true" : ",\"paused\":false");
     if (ctx->adaptive >= 0) sb_puts(s, ctx->adaptive ? ",\"adaptive\":true" : ",\"adaptive\":false");
+    if (ctx->timelines > 0) {
+        sb_puts(s, ",\"timelines\":");
+        sb_i64(s, ctx->timelines);
+    }
+    if (ctx->frame_latency > 0) {
+        sb_puts(s, ",\"preferredFrameLatency\":");
+        sb_i64(s, ctx->frame_latency);
+    }
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
 }
@@ -1589,7 +1640,7 @@ static int build_update(const void *p, sb *s) {
 int fr_set_adaptive(fr_link *link, int adaptive) {
     if (link == NULL || adaptive < 0 || adaptive > 1) return FR_EINVAL;
     if (link->ended) return FR_EENDED;
-    update_ctx ctx = { link, NULL, -1, adaptive };
+    update_ctx ctx = { link, NULL, -1, adaptive, 0, 0 };
     fr_msg answer;
     int rc = conn_call(link->conn, link, M_UPDATE, build_update, &ctx, &answer);
     if (rc != FR_OK) return rc;
@@ -1597,6 +1648,22 @@ int fr_set_adaptive(fr_link *link, int adaptive) {
     fr__msg_clear(&answer);
     if (rc != FR_OK) return rc;
     link->adaptive = adaptive;
+    return FR_OK;
+}
+
+int fr_set_frame_timing(fr_link *link, int timelines, int preferred_frame_latency) {
+    if (link == NULL || timelines < 0 || timelines > FR_MAX_TIMELINES || preferred_frame_latency < 0 || preferred_frame_latency > 2)
+        return FR_EINVAL;
+    if (link->ended) return FR_EENDED;
+    update_ctx ctx = { link, NULL, -1, -1, timelines, preferred_frame_latency };
+    fr_msg answer;
+    int rc = conn_call(link->conn, link, M_UPDATE, build_update, &ctx, &answer);
+    if (rc != FR_OK) return rc;
+    rc = read_link_status(link, answer.result, 0);
+    fr__msg_clear(&answer);
+    if (rc != FR_OK) return rc;
+    if (timelines > 0) link->timelines = timelines;
+    if (preferred_frame_latency > 0) link->frame_latency = preferred_frame_latency;
     return FR_OK;
 }
 
@@ -1649,7 +1716,7 @@ int fr_update(fr_link *link, const fr_range *range, int paused) {
     if (link->ended) return FR_EENDED;
     fr_range copy;
     if (range) copy = *range;
-    update_ctx ctx = { link, range ? &copy : NULL, paused < 0 ? -1 : paused, -1 };
+    update_ctx ctx = { link, range ? &copy : NULL, paused < 0 ? -1 : paused, -1, 0, 0 };
     fr_msg answer;
     int rc = conn_call(link->conn, link, M_UPDATE, build_update, &ctx, &answer);
     if (rc != FR_OK) return rc;

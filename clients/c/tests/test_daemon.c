@@ -424,6 +424,62 @@ static void test_present_and_presented(void) {
     fr_close(conn);
 }
 
+/* Frame timelines and frame latency: timelines entries one interval apart starting at
+ * target_timestamp, target_presentation_timestamp = timestamp + 2 / callback_rate, a
+ * frame aimed with fr_present_vsync shown at that entry's presentation_time, and the
+ * validation of fr_link_options / fr_set_frame_timing. */
+static void test_frame_timelines(void) {
+    fr_conn *conn = connect_ok();
+    fr_link_options opt = FR_LINK_OPTIONS_INIT;
+    opt.range = (fr_range){ 120, 120, 120 };
+    opt.high_frame_rate = 1;
+    opt.label = "c-timelines";
+    opt.timelines = 3;
+    opt.preferred_frame_latency = 2;
+    fr_link *link = NULL;
+    CHECK(fr_register(conn, &opt, &link) == FR_OK);
+    if (link == NULL) return;
+    fr_tick tick;
+    do {
+        CHECK(fr_next_tick(link, &tick, 2000) == FR_OK);
+    } while (tick.refresh_rate != 120.0);
+    CHECK(tick.timeline_count >= 1 && tick.timeline_count <= 3);
+    CHECK(fabs(tick.target_presentation_timestamp - tick.timestamp - 2.0 / tick.callback_rate) < 2e-9);
+    for (int i = 0; i < tick.timeline_count; i++) {
+        CHECK(fabs(tick.timelines[i].presentation_time - tick.timelines[i].deadline - 1.0 / 120) < 2e-9);
+        if (i) CHECK(tick.timelines[i].vsync_id == tick.timelines[i - 1].vsync_id + 1);
+    }
+    if (tick.timeline_count == 3) CHECK(fabs(tick.timelines[0].deadline - tick.target_timestamp) < 2e-9);
+    const fr_frame_timeline aim = tick.timelines[tick.timeline_count - 1];
+    CHECK(fr_present_vsync(link, tick.sequence, -1, -1, aim.vsync_id) == FR_OK);
+    fr_presented frame;
+    int found = 0;
+    for (int i = 0; i < 60 && !found; i++) {
+        fr_tick later;
+        if (fr_next_tick(link, &later, 2000) != FR_OK) break;
+        fr_frame_done(link, later.sequence);
+        while (fr_next_presented(link, &frame) == FR_OK) found |= frame.sequence == tick.sequence;
+    }
+    CHECK(found);
+    if (found) {
+        CHECK(fabs(frame.expected_time - aim.presentation_time) < 2e-9);
+        CHECK(frame.presented_time >= aim.presentation_time - 2e-9);
+    }
+    CHECK(fr_set_frame_timing(link, 8, 0) == FR_EINVAL);
+    CHECK(fr_set_frame_timing(link, 0, 3) == FR_EINVAL);
+    CHECK(fr_set_frame_timing(link, 1, 1) == FR_OK);
+    fr_json_doc *state = get_state(conn);
+    const fr_json *entry = state_link(state, "c-timelines");
+    uint64_t timelines = 0, latency = 0;
+    CHECK(entry && fr_json_u64(fr_json_get(entry, "timelines"), &timelines) == 0 && timelines == 1);
+    CHECK(entry && fr_json_u64(fr_json_get(entry, "preferredFrameLatency"), &latency) == 0 && latency == 1);
+    fr_json_free(state);
+    opt.timelines = 8;
+    fr_link *refused = NULL;
+    CHECK(fr_register(conn, &opt, &refused) == FR_EINVAL);
+    fr_close(conn);
+}
+
 static void test_boost(void) {
     fr_conn *conn = connect_ok();
     fr_link *link = register_ok(conn, 10, 120, 60, 1, 0, "c-boost");
@@ -753,6 +809,7 @@ int main(void) {
     RUN(test_update_pause_resume);
     RUN(test_frame_done_pacing);
     RUN(test_present_and_presented);
+    RUN(test_frame_timelines);
     RUN(test_boost);
     RUN(test_adaptive);
     RUN(test_ticks_of_two_links_are_queued_per_link);

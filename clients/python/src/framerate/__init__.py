@@ -62,7 +62,7 @@ from .errors import (
 )
 from .reconnect import ReconnectPolicy
 from .state import Caps, CompositorState, Display, FrameRateRange, LinkInfo
-from .types import SYSTEM_SOCKET_PATH, Event, LinkStatus, Presented, SocketChoice, Tick, find_socket, socket_path
+from .types import SYSTEM_SOCKET_PATH, Event, FrameTimeline, LinkStatus, Presented, SocketChoice, Tick, find_socket, socket_path
 
 __version__ = "0.2.0"
 
@@ -75,6 +75,7 @@ __all__ = [
     "DisplayLink",
     "Watch",
     "Tick",
+    "FrameTimeline",
     "Presented",
     "LinkStatus",
     "Event",

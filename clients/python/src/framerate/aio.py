@@ -242,6 +242,8 @@ class Connection:
         paused: bool = False,
         display: Optional[int] = None,
         adaptive: bool = False,
+        timelines: int = 1,
+        preferred_frame_latency: int = 1,
     ) -> "DisplayLink":
         """Registers a display link (``DisplayLink/Register``), the ``CADisplayLink`` analog.
 
@@ -256,6 +258,11 @@ class Connection:
             adaptive: step down to a lower, even rate while frames keep missing
                 their deadline (measured from each tick to its
                 :meth:`DisplayLink.frame_done`), and back up once they fit.
+            timelines: how many future frames each tick lists in
+                :attr:`Tick.timelines <framerate.Tick.timelines>` (1 to 7).
+            preferred_frame_latency: in how many intervals a frame started at a
+                tick is shown (1 or 2; :attr:`Tick.target_presentation_timestamp
+                <framerate.Tick.target_presentation_timestamp>`).
 
         Raises:
             InvalidArgument: a bad range; ``.field`` names it (``"range.minimum"``).
@@ -265,6 +272,8 @@ class Connection:
         _check_range(minimum, maximum, preferred)
         link = DisplayLink(self, float(minimum), float(maximum), float(preferred), label, bool(high_frame_rate), bool(paused), display)
         link._adaptive = bool(adaptive)
+        link._timelines = int(timelines)
+        link._preferred_frame_latency = int(preferred_frame_latency)
 
         def hook(result: Any) -> None:
             link._bind(LinkStatus.from_result(result))
@@ -827,6 +836,8 @@ class DisplayLink:
         self._label = label
         self._high_frame_rate = high_frame_rate
         self._adaptive = False
+        self._timelines = 1
+        self._preferred_frame_latency = 1
         self._boosted_until: Optional[float] = None
         self._paused = paused
         self._display = display
@@ -930,9 +941,12 @@ class DisplayLink:
         *,
         paused: Optional[bool] = None,
         adaptive: Optional[bool] = None,
+        timelines: Optional[int] = None,
+        preferred_frame_latency: Optional[int] = None,
     ) -> LinkStatus:
         """``DisplayLink/Update``: a new range (``minimum`` and ``maximum`` together;
-        ``preferred`` defaults to 0 = no preference, as on the wire) and/or paused flag.
+        ``preferred`` defaults to 0 = no preference, as on the wire), paused flag,
+        number of ``timelines`` (1 to 7) and/or ``preferred_frame_latency`` (1 or 2).
 
         Raises:
             InvalidArgument: a bad range (``.field`` names it).
@@ -953,11 +967,19 @@ class DisplayLink:
                 result["paused"] = bool(paused)
             if adaptive is not None:
                 result["adaptive"] = bool(adaptive)
+            if timelines is not None:
+                result["timelines"] = int(timelines)
+            if preferred_frame_latency is not None:
+                result["preferredFrameLatency"] = int(preferred_frame_latency)
             return result
 
         result = await self._conn._call(UPDATE, params)
         if adaptive is not None:
             self._adaptive = bool(adaptive)
+        if timelines is not None:
+            self._timelines = int(timelines)
+        if preferred_frame_latency is not None:
+            self._preferred_frame_latency = int(preferred_frame_latency)
         if new_range is not None:
             self._range = new_range
         if paused is not None:
@@ -1057,13 +1079,16 @@ class DisplayLink:
             except NotFound:
                 pass  # ended meanwhile
 
-    async def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None) -> None:
+    async def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None,
+                      vsync_id: Optional[int] = None) -> None:
         """``DisplayLink/Present`` as a notification: the frame for tick ``sequence``
         (this object's numbering) is committed now. The daemon shows it at the first
         vsync at or after the latest of now, ``at`` (``CLOCK_MONOTONIC`` seconds,
         ``present(at:)``) and the previous shown frame plus ``after_minimum_duration``
         (seconds), and reports it as a :class:`~framerate.Presented` (see
-        :meth:`presented`). Counts as :meth:`frame_done`. Dropped while the connection is down."""
+        :meth:`presented`). Counts as :meth:`frame_done`. Dropped while the connection is down.
+        ``vsync_id`` (a :class:`~framerate.FrameTimeline`'s) aims the frame at that entry: it
+        is shown no earlier than its ``presentation_time``, and its hitch is measured from it."""
         if self._ended or self._daemon_id is None or not self._conn.connected:
             return
         params: Dict[str, Any] = {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}
@@ -1071,6 +1096,8 @@ class DisplayLink:
             params["at"] = float(at)
         if after_minimum_duration is not None:
             params["afterMinimumDuration"] = float(after_minimum_duration)
+        if vsync_id is not None:
+            params["vsyncId"] = int(vsync_id)
         await self._conn._send(_encode(PRESENT, params, None))
 
     def presented(self) -> List[Presented]:
@@ -1156,6 +1183,10 @@ class DisplayLink:
             params["highFrameRate"] = True
         if self._adaptive:
             params["adaptive"] = True
+        if self._timelines != 1:
+            params["timelines"] = self._timelines
+        if self._preferred_frame_latency != 1:
+            params["preferredFrameLatency"] = self._preferred_frame_latency
         return params
 
     def _bind(self, status: LinkStatus) -> None:
@@ -1193,8 +1224,7 @@ class DisplayLink:
             self._app_base = sequence
             self._daemon_base = tick.sequence
         self._last = (sequence, tick.timestamp)
-        self._queue.append(Tick(self.id, sequence, tick.timestamp, tick.target_timestamp, tick.duration,
-                                tick.refresh_rate, tick.callback_rate, skipped, tick.boosted))
+        self._queue.append(dataclasses.replace(tick, link=self.id, sequence=sequence, skipped=skipped))
         self._wakeup.set()
         self._conn._notify_ready()
 
@@ -1213,8 +1243,7 @@ class DisplayLink:
 
 
 def _replace_skipped(tick: Tick, skipped: int) -> Tick:
-    return Tick(tick.link, tick.sequence, tick.timestamp, tick.target_timestamp, tick.duration,
-                tick.refresh_rate, tick.callback_rate, skipped, tick.boosted)
+    return dataclasses.replace(tick, skipped=skipped)
 
 
 class Watch:

@@ -197,11 +197,14 @@ class Connection:
         paused: bool = False,
         display: Optional[int] = None,
         adaptive: bool = False,
+        timelines: int = 1,
+        preferred_frame_latency: int = 1,
     ) -> "DisplayLink":
         """Registers a display link; see :meth:`framerate.aio.Connection.register`."""
         link = self._runner.run(self._conn.register(minimum, maximum, preferred, label=label,
                                                     high_frame_rate=high_frame_rate, paused=paused, display=display,
-                                                    adaptive=adaptive))
+                                                    adaptive=adaptive, timelines=timelines,
+                                                    preferred_frame_latency=preferred_frame_latency))
         return DisplayLink(self, link)
 
     def state(self) -> CompositorState:
@@ -303,8 +306,10 @@ class DisplayLink:
         return self._link.error
 
     def update(self, minimum: Optional[float] = None, maximum: Optional[float] = None, preferred: float = 0,
-               *, paused: Optional[bool] = None, adaptive: Optional[bool] = None) -> LinkStatus:
-        return self._runner.run(self._link.update(minimum, maximum, preferred, paused=paused, adaptive=adaptive))
+               *, paused: Optional[bool] = None, adaptive: Optional[bool] = None, timelines: Optional[int] = None,
+               preferred_frame_latency: Optional[int] = None) -> LinkStatus:
+        return self._runner.run(self._link.update(minimum, maximum, preferred, paused=paused, adaptive=adaptive,
+                                                  timelines=timelines, preferred_frame_latency=preferred_frame_latency))
 
     @property
     def adaptive(self) -> bool:
@@ -333,9 +338,10 @@ class DisplayLink:
         """Sends ``FrameDone`` for ``sequence`` as a notification."""
         self._runner.run(self._link.frame_done(sequence))
 
-    def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None) -> None:
+    def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None,
+                vsync_id: Optional[int] = None) -> None:
         """Sends ``Present`` for ``sequence`` as a notification (see :meth:`framerate.aio.DisplayLink.present`)."""
-        self._runner.run(self._link.present(sequence, at, after_minimum_duration))
+        self._runner.run(self._link.present(sequence, at, after_minimum_duration, vsync_id))
 
     def presented(self) -> List[Presented]:
         """The ``Presented`` reports received since the last call, oldest first."""

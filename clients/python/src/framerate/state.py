@@ -98,6 +98,7 @@ class LinkInfo(_RawAccess):
         since: when it was registered, seconds on ``CLOCK_MONOTONIC`` (``None`` from older daemons).
         limited_by: what limits it (``"entitlement"``, ``"cap"``…), or ``None``.
         wanted, got: the rate it wanted and got when limited, Hz, or ``None``.
+        timelines, preferred_frame_latency: its frame-timing settings (1 and 1 from older daemons).
     """
 
     link: int
@@ -114,6 +115,8 @@ class LinkInfo(_RawAccess):
     wanted: Optional[float]
     got: Optional[float]
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    timelines: int = 1
+    preferred_frame_latency: int = 1
 
     @classmethod
     def from_json(cls, value: Any) -> "LinkInfo":
@@ -125,6 +128,7 @@ class LinkInfo(_RawAccess):
             pid=_int(obj.get("pid")), uid=_int(obj.get("uid")), command=_optional_str(obj.get("command")),
             since=_optional_float(obj.get("since")), limited_by=_optional_str(obj.get("limitedBy")),
             wanted=_optional_float(obj.get("wanted")), got=_optional_float(obj.get("got")), raw=dict(obj),
+            timelines=_int(obj.get("timelines", 1)), preferred_frame_latency=_int(obj.get("preferredFrameLatency", 1)),
         )
 
 

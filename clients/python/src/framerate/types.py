@@ -6,7 +6,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 __all__ = ["Tick", "Presented", "LinkStatus", "Event", "socket_path", "find_socket", "SocketChoice", "SYSTEM_SOCKET_PATH"]
 
@@ -84,6 +84,28 @@ def socket_path(explicit: Optional[str] = None, environ: Optional[Mapping[str, s
 
 
 @dataclass(frozen=True)
+class FrameTimeline:
+    """One entry of a tick's ``timelines``: a future frame the application may aim for
+    (Android's ``FrameTimeline``). Times are seconds on ``CLOCK_MONOTONIC``.
+
+    Attributes:
+        vsync_id: the display's vsync index of ``presentation_time``; pass it to
+            :meth:`DisplayLink.present <framerate.DisplayLink.present>` as ``vsync_id``
+            to aim a frame at this entry.
+        deadline: commit the frame by then.
+        presentation_time: the vsync where a frame committed by ``deadline`` is shown.
+    """
+
+    vsync_id: int
+    deadline: float
+    presentation_time: float
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> "FrameTimeline":
+        return cls(int(entry["vsyncId"]), float(entry["deadline"]), float(entry["presentationTime"]))
+
+
+@dataclass(frozen=True)
 class Tick:
     """One tick of a display link (``framerate.v1.DisplayLink/Tick``).
 
@@ -104,6 +126,13 @@ class Tick:
         refresh_rate: the display's rate in force, Hz.
         callback_rate: this link's tick rate, Hz (``refresh_rate / n``).
         boosted: whether the link is boosted (``DisplayLink/Boost``) at this tick.
+        target_presentation_timestamp: the vsync where a frame started at this tick
+            and finished by ``target_timestamp`` is shown,
+            ``timestamp + preferred_frame_latency / callback_rate``
+            (``CAMetalDisplayLink.Update.targetPresentationTimestamp``); ``None`` only
+            from a daemon older than the field.
+        timelines: the link's next frames, earliest first, when it was registered
+            with ``timelines`` > 1 (empty otherwise).
         skipped: intervals of this link that passed without a tick the
             application received: the daemon's skips, ticks this client dropped
             because the application fell behind, and, on the first tick after a
@@ -120,6 +149,8 @@ class Tick:
     callback_rate: float
     skipped: int
     boosted: bool = False
+    target_presentation_timestamp: Optional[float] = None
+    timelines: Tuple[FrameTimeline, ...] = ()
 
     def working_time_left(self, now: Optional[float] = None) -> float:
         """Seconds left to finish this frame: ``target_timestamp - now``; ``now``
@@ -140,6 +171,9 @@ class Tick:
             callback_rate=float(params["callbackRate"]),
             skipped=int(params.get("skipped", 0)),
             boosted=params.get("boosted") is True,
+            target_presentation_timestamp=(float(params["targetPresentationTimestamp"])
+                                           if "targetPresentationTimestamp" in params else None),
+            timelines=tuple(FrameTimeline.from_json(entry) for entry in params.get("timelines", ())[:7]),
         )
 
 

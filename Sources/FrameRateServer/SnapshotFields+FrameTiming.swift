@@ -1,0 +1,26 @@
+import FrameRateModel
+import FrameRateProtocol
+
+extension SnapshotFields {
+    /// `configuration` with this link object's `timelines` and `preferredFrameLatency`;
+    /// a snapshot from a daemon older than them has neither, which means 1 and 1.
+    /// - Throws: ``HandoverSnapshotError/malformed(field:)`` for a value outside its range.
+    func withFrameTiming(_ configuration: DisplayLinkConfiguration) throws(HandoverSnapshotError) -> DisplayLinkConfiguration {
+        var configuration = configuration
+        if value["timelines"] != nil {
+            let timelines = try int64("timelines")
+            guard let count = Int(exactly: timelines), DisplayLinkConfiguration.timelineRange.contains(count) else {
+                throw .malformed(field: path("timelines"))
+            }
+            configuration.timelines = count
+        }
+        if value["preferredFrameLatency"] != nil {
+            let latency = try int64("preferredFrameLatency")
+            guard let frames = Int(exactly: latency), DisplayLinkConfiguration.frameLatencyRange.contains(frames) else {
+                throw .malformed(field: path("preferredFrameLatency"))
+            }
+            configuration.frameLatency = frames
+        }
+        return configuration
+    }
+}
