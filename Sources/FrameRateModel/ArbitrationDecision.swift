@@ -29,6 +29,9 @@ public enum LimitReason: String, CaseIterable, Hashable, Sendable {
     /// An adaptive link (`adaptive: true`) whose frames kept missing their deadline was
     /// stepped down to a rate they fit (``OverrunMonitor``).
     case overrun
+    /// The link reports content velocity (`contentVelocity`): the panel runs at its
+    /// velocity table's rate while its callbacks keep their own (only in a panel decision).
+    case velocity
 }
 
 /// One link that gets less than it asked for, and why.
@@ -43,6 +46,8 @@ public struct LinkLimit: Hashable, Sendable {
     public let wanted: Double
     /// The most it may have, in Hz: the entitlement-free limit or the cap.
     public let got: Double
+    /// For a ``LimitReason/velocity`` limit: the reported velocity that decided, points/s.
+    public var contentVelocity: Double? = nil
 
     /// Builds a limit.
     public init(link: LinkID, by: LimitReason, wanted: Double, got: Double) {

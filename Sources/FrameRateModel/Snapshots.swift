@@ -25,7 +25,7 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let id: DisplayID
     /// Its profile.
     public let profile: DisplayProfile
-    /// The refresh rate in force, in Hz.
+    /// The refresh rate in force, in Hz: the vsync grid the links tick on.
     public let refreshRate: Double
     /// What comes before the decision's reason in ``reason``: when a pending change
     /// happens (`moving to 60 Hz after the decrease dwell: `), or empty.
@@ -34,6 +34,12 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public var reason: String { reasonPrefix + decision.reason }
     /// The rate arbitration wants, in Hz (differs from `refreshRate` during a decrease dwell or idle wait).
     public let targetRate: Double
+    /// The panel rate in force, in Hz: ``refreshRate`` unless a link's content velocity
+    /// lowers the panel (then the links' callbacks stay on the grid at ``refreshRate``).
+    public var panelRate: Double
+    /// The panel arbitration with its pending change, while a content-velocity report is
+    /// in force or the panel runs below the grid; `nil` when it is ``decision``.
+    public var panelDecision: Decision?
     /// The caps in force.
     public let caps: DisplayCaps
     /// Every link on the display, in registration order.

@@ -169,6 +169,13 @@ public struct DisplayState: Hashable, Sendable {
     /// The time ``residency`` covers, seconds: from the display's start to when the state
     /// was taken (`nil` from an older daemon).
     public var uptime: Double?
+    /// The panel rate in force, Hz: ``refreshRate`` unless a link's `contentVelocity`
+    /// lowers the panel, while the links' callbacks stay on the ``refreshRate`` grid
+    /// (`nil` from an older daemon).
+    public var panelRate: Double?
+    /// The panel arbitration, while a `contentVelocity` report is in force or the panel
+    /// runs below the grid; `nil` when it is ``decision``.
+    public var panelDecision: DecisionState?
 
     /// Builds a display state from the model's snapshot; `peer` names each link's holder,
     /// or is `nil` for a holder this viewer may not know (whose labels the reasons then
@@ -191,6 +198,8 @@ public struct DisplayState: Hashable, Sendable {
         self.decision = DecisionState(snapshot.decision, start: start, showingLabelOf: showingLabel)
         self.residency = snapshot.residency.map { ResidencyRateState($0, peer: peer) }
         self.uptime = now.map { ResidencyRateState.seconds(start.duration(to: $0)) }
+        self.panelRate = snapshot.panelRate
+        self.panelDecision = snapshot.panelDecision.map { DecisionState($0, start: start, showingLabelOf: showingLabel) }
     }
 
     /// Parses a display from the daemon.
@@ -216,6 +225,10 @@ public struct DisplayState: Hashable, Sendable {
         }
         self.residency = residency
         self.uptime = try reader.number("uptime")
+        self.panelRate = try reader.number("panelRate")
+        if let decision = json["panelDecision"], !decision.isNull {
+            self.panelDecision = try DecisionState(json: decision, path: reader.fieldPath("panelDecision"))
+        }
     }
 
     /// The display object.
@@ -226,6 +239,7 @@ public struct DisplayState: Hashable, Sendable {
             "reason": .string(reason), "caps": caps.jsonValue, "links": .array(links.map(\.jsonValue)),
             "decision": decision?.jsonValue ?? .null, "residency": .array(residency.map(\.jsonValue)),
             "uptime": uptime.map { JSONValue($0) } ?? .null,
+            "panelRate": panelRate.map { JSONValue($0) } ?? .null, "panelDecision": panelDecision?.jsonValue ?? .null,
         ]
     }
 }

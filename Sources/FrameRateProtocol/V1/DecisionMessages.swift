@@ -91,13 +91,13 @@ public struct DecisionState: Hashable, Sendable {
         var limited: [LinkLimit] = []
         for entry in try readBoundedArray(reader, "limited") {
             let limit = try ParamReader(entry, path: reader.fieldPath("limited"), allowed: nil)
-            limited.append(
-                LinkLimit(
-                    link: LinkID(rawValue: UInt64(try limit.requiredInteger("link", minimum: 1))),
-                    by: try readName(limit, "by", as: LimitReason.self),
-                    wanted: try limit.requiredNumber("wanted"), got: try limit.requiredNumber("got")
-                )
+            var entry = LinkLimit(
+                link: LinkID(rawValue: UInt64(try limit.requiredInteger("link", minimum: 1))),
+                by: try readName(limit, "by", as: LimitReason.self),
+                wanted: try limit.requiredNumber("wanted"), got: try limit.requiredNumber("got")
             )
+            entry.contentVelocity = try limit.number("contentVelocity")
+            limited.append(entry)
         }
         self.limited = limited
         self.limitedCount = Int(try reader.integer("limitedCount") ?? Int64(limited.count))
@@ -156,9 +156,14 @@ public struct DecisionPending: Hashable, Sendable {
 }
 
 extension LinkLimit {
-    /// `{"link":1,"by":"entitlement","wanted":120.0,"got":60.0}`.
+    /// `{"link":1,"by":"entitlement","wanted":120.0,"got":60.0}`; a `velocity` limit adds
+    /// `"contentVelocity"` (points/s).
     public var jsonValue: JSONValue {
-        ["link": JSONValue(link.rawValue), "by": .string(by.rawValue), "wanted": JSONValue(wanted), "got": JSONValue(got)]
+        var object: JSONObject = [
+            "link": JSONValue(link.rawValue), "by": .string(by.rawValue), "wanted": JSONValue(wanted), "got": JSONValue(got),
+        ]
+        if let contentVelocity { object["contentVelocity"] = JSONValue(contentVelocity) }
+        return .object(object)
     }
 }
 

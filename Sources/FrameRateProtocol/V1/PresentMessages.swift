@@ -11,6 +11,9 @@ public struct PresentRequest: Hashable, Sendable {
     /// Show it no earlier than the link's previous shown frame plus this, seconds
     /// (`present(afterMinimumDuration:)`).
     public var afterMinimumDuration: Double?
+    /// The speed of the fastest-moving content in the frame, points per second (finite,
+    /// `>= 0`): the link's panel vote (``ContentVelocityTable``).
+    public var contentVelocity: Double?
 
     /// The longest `afterMinimumDuration` accepted: 10 s.
     public static let maximumInterval = 10.0
@@ -28,7 +31,7 @@ public struct PresentRequest: Hashable, Sendable {
     /// Parses params, naming any bad field. (`at`'s distance from now is checked by the
     /// daemon, which knows now: ``maximumLead``.)
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["link", "sequence", "at", "afterMinimumDuration"])
+        let reader = try ParamReader(params, allowed: ["link", "sequence", "at", "afterMinimumDuration", "contentVelocity"])
         self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
         self.sequence = UInt64(try reader.requiredInteger("sequence", minimum: 1))
         if let at = try reader.number("at") {
@@ -46,6 +49,7 @@ public struct PresentRequest: Hashable, Sendable {
             }
             self.afterMinimumDuration = interval
         }
+        self.contentVelocity = try readContentVelocity(reader)
     }
 
     /// The params object.
@@ -53,6 +57,7 @@ public struct PresentRequest: Hashable, Sendable {
         var object: JSONObject = ["link": JSONValue(link.rawValue), "sequence": JSONValue(sequence)]
         if let at { object["at"] = .wireTime(seconds: at) }
         if let afterMinimumDuration { object["afterMinimumDuration"] = JSONValue(afterMinimumDuration) }
+        if let contentVelocity { object["contentVelocity"] = JSONValue(contentVelocity) }
         return .object(object)
     }
 }
