@@ -130,17 +130,25 @@ public final class DisplayLinkHandle: Sendable {
     /// number it) is done (a notification). The sequence is mapped back to the
     /// daemon's; one from before the latest re-registration is sent as 0, which
     /// only turns overrun pacing on. While a reconnecting connection is down the
-    /// report is dropped without an error.
-    public func frameDone(sequence: UInt64) async throws(FrameRateClientError) {
-        try await connection.frameDone(record, sequence: sequence)
+    /// report is dropped without an error. `contentVelocity` (points per second, finite,
+    /// `>= 0`: the speed of the frame's fastest-moving content) lets the panel rate follow
+    /// the display profile's velocity table while the callbacks keep their rate; a report
+    /// counts for 0.5 s.
+    public func frameDone(sequence: UInt64, contentVelocity: Double? = nil) async throws(FrameRateClientError) {
+        try await connection.frameDone(record, sequence: sequence, contentVelocity: contentVelocity)
     }
 
     /// Commits the frame for tick `sequence` (a `Present` notification): the daemon shows
     /// it at the first vsync at or after the latest of now, `at` (seconds on
     /// `CLOCK_MONOTONIC`, `present(at:)`) and the previous shown frame plus
     /// `afterMinimumDuration` (seconds), and reports it on ``presented``. Counts as
-    /// ``frameDone(sequence:)``. Mapped and dropped during an outage like it.
-    public func present(sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil) async throws(FrameRateClientError) {
-        try await connection.present(record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration)
+    /// ``frameDone(sequence:contentVelocity:)``, `contentVelocity` included. Mapped and
+    /// dropped during an outage like it.
+    public func present(
+        sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil, contentVelocity: Double? = nil
+    ) async throws(FrameRateClientError) {
+        try await connection.present(
+            record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration, contentVelocity: contentVelocity
+        )
     }
 }

@@ -82,11 +82,16 @@ extension FrameRateConnection {
     /// Tells the daemon the frame for tick `sequence` of link `link` is done
     /// (`DisplayLink/FrameDone`, sent as a notification: no answer is awaited).
     /// `link` and `sequence` are the application's (as its ticks carry them).
-    public func frameDone(link: LinkID, sequence: UInt64) async throws(FrameRateClientError) {
+    /// `contentVelocity` (points per second, finite, `>= 0`) is the speed of the frame's
+    /// fastest-moving content: the panel then follows the display profile's velocity table
+    /// while the link's callbacks keep their rate.
+    public func frameDone(link: LinkID, sequence: UInt64, contentVelocity: Double? = nil) async throws(FrameRateClientError) {
         if let record = core.registry.link(link) {
-            return try await frameDone(record, sequence: sequence)
+            return try await frameDone(record, sequence: sequence, contentVelocity: contentVelocity)
         }
-        try await notify(V1Method.frameDone.rawValue, params: FrameDoneRequest(link: link, sequence: sequence).jsonValue)
+        try await notify(
+            V1Method.frameDone.rawValue, params: FrameDoneRequest(link: link, sequence: sequence, contentVelocity: contentVelocity).jsonValue
+        )
     }
 
     // MARK: - Through a link's record
@@ -135,16 +140,19 @@ extension FrameRateConnection {
     }
 
     /// `Present` for a link of this connection (a notification), like ``frameDone(_:sequence:)``.
-    func present(_ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?) async throws(FrameRateClientError) {
+    func present(
+        _ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?, contentVelocity: Double? = nil
+    ) async throws(FrameRateClientError) {
         guard !core.isClosed else { throw .connectionClosed }
         guard record.snapshot.end == nil else { return }
         guard let target = record.target, let session = core.session(for: target.router) else {
             guard core.reconnects else { throw .connectionClosed }
             return
         }
-        let request = PresentRequest(
+        var request = PresentRequest(
             link: target.id, sequence: record.daemonSequence(for: sequence), at: at, afterMinimumDuration: afterMinimumDuration
         )
+        request.contentVelocity = contentVelocity
         do throws(FrameRateClientError) {
             try await notify(V1Method.present.rawValue, params: request.jsonValue, on: session)
         } catch .connectionClosed where core.reconnects {
@@ -152,7 +160,7 @@ extension FrameRateConnection {
         }
     }
 
-    func frameDone(_ record: LinkRecord, sequence: UInt64) async throws(FrameRateClientError) {
+    func frameDone(_ record: LinkRecord, sequence: UInt64, contentVelocity: Double? = nil) async throws(FrameRateClientError) {
         guard !core.isClosed else { throw .connectionClosed }
         guard record.snapshot.end == nil else { return }  // the daemon would ignore it too
         guard let target = record.target, let session = core.session(for: target.router) else {
@@ -160,7 +168,9 @@ extension FrameRateConnection {
             guard core.reconnects else { throw .connectionClosed }
             return
         }
-        let params = FrameDoneRequest(link: target.id, sequence: record.daemonSequence(for: sequence)).jsonValue
+        let params = FrameDoneRequest(
+            link: target.id, sequence: record.daemonSequence(for: sequence), contentVelocity: contentVelocity
+        ).jsonValue
         do throws(FrameRateClientError) {
             try await notify(V1Method.frameDone.rawValue, params: params, on: session)
         } catch .connectionClosed where core.reconnects {

@@ -291,6 +291,13 @@ FR_API int fr_set_tick_callback(fr_link *link, fr_tick_fn fn, void *user);
  * Dropped (FR_OK) while reconnecting. */
 FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
 
+/* fr_frame_done with `content_velocity`: the speed of the frame's fastest-moving
+ * content, points per second (finite; < 0 for none). The panel rate then follows the
+ * display profile's velocity table (phone: up to 160 pt/s 60 Hz, up to 320 80 Hz, above
+ * 120 Hz; 0 = at rest) while the link's callbacks keep their rate; a report counts for
+ * 0.5 s. FR_EINVAL for NaN or an infinity. */
+FR_API int fr_frame_done_velocity(fr_link *link, uint64_t sequence, double content_velocity);
+
 /* DisplayLink/Present as a notification: the frame for tick `sequence` is
  * committed now. The daemon shows it at the first vsync at or after the latest of
  * now, `at` (s, CLOCK_MONOTONIC; < 0 for none: present(at:)) and the previous
@@ -298,6 +305,10 @@ FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
  * Presented (fr_next_presented). Counts as fr_frame_done. Dropped (FR_OK) while
  * reconnecting. */
 FR_API int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration);
+
+/* fr_present with `content_velocity` (points per second; < 0 for none), as
+ * fr_frame_done_velocity. */
+FR_API int fr_present_velocity(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, double content_velocity);
 
 /* Pops the oldest Presented of `link` read so far (fr_next_tick reads them; the
  * newest 16 are kept) into *out. Never blocks: FR_OK, or FR_ETIMEDOUT when none waits. */

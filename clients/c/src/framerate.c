@@ -1513,8 +1513,21 @@ static int send_notification(fr_conn *conn, sb *s) {
 }
 
 int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration) {
+    return fr_present_velocity(link, sequence, at, after_minimum_duration, -1);
+}
+
+/* Appends ,"contentVelocity":v when v >= 0 (checked finite by the caller). */
+static void put_content_velocity(sb *s, double content_velocity) {
+    if (content_velocity >= 0) {
+        sb_puts(s, ",\"contentVelocity\":");
+        sb_double(s, content_velocity);
+    }
+}
+
+int fr_present_velocity(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, double content_velocity) {
     /* x - x == 0 holds for finite x only (NaN and the infinities give NaN). */
-    if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0))
+    if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0)
+        || !(content_velocity < 0 || content_velocity - content_velocity == 0))
         return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
@@ -1532,6 +1545,7 @@ int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum
         sb_puts(&s, ",\"afterMinimumDuration\":");
         sb_double(&s, after_minimum_duration);
     }
+    put_content_velocity(&s, content_velocity);
     sb_puts(&s, "}}\n");
     return send_notification(conn, &s);
 }
@@ -1546,7 +1560,11 @@ int fr_next_presented(fr_link *link, fr_presented *out) {
 }
 
 int fr_frame_done(fr_link *link, uint64_t sequence) {
-    if (link == NULL) return FR_EINVAL;
+    return fr_frame_done_velocity(link, sequence, -1);
+}
+
+int fr_frame_done_velocity(fr_link *link, uint64_t sequence, double content_velocity) {
+    if (link == NULL || !(content_velocity < 0 || content_velocity - content_velocity == 0)) return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
     if (conn->fd < 0 || !link->bound) return FR_OK; /* reconnecting: dropped */
@@ -1556,6 +1574,7 @@ int fr_frame_done(fr_link *link, uint64_t sequence) {
     sb_u64(&s, link->daemon_id);
     sb_puts(&s, ",\"sequence\":");
     sb_u64(&s, wire);
+    put_content_velocity(&s, content_velocity);
     sb_puts(&s, "}}\n");
     return send_notification(conn, &s);
 }
