@@ -99,12 +99,16 @@ public final class DisplayLinkHandle: Sendable {
     /// How the link ended, or `nil` while it is live.
     public var end: DisplayLinkEnd? { record.snapshot.end }
 
-    /// Changes the range and/or paused flag; `nil` keeps a value.
+    /// Changes the range, paused flag and/or adaptive pacing (`adaptive`: step down to a
+    /// lower, even rate while frames keep missing their deadline); `nil` keeps a value.
+    /// A reconnect registers the link again with the values last updated.
     /// - Throws: ``FrameRateClientError/connectionClosed`` while a reconnecting
     ///   connection is down (the link comes back with its previous values).
     @discardableResult
-    public func update(range: FrameRateRange? = nil, paused: Bool? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
-        try await connection.update(record, range: range, paused: paused)
+    public func update(
+        range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil
+    ) async throws(FrameRateClientError) -> LinkStatusResult {
+        try await connection.update(record, range: range, paused: paused, adaptive: adaptive)
     }
 
     /// Pauses the link: no ticks until ``resume()``.

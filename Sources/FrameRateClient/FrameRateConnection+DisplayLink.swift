@@ -54,16 +54,18 @@ extension FrameRateConnection {
         )
     }
 
-    /// Changes link `link`'s range and/or paused flag (`DisplayLink/Update`);
+    /// Changes link `link`'s range, paused flag and/or adaptive pacing (`DisplayLink/Update`);
     /// `nil` keeps a value. Returns the new refresh and callback rates.
     ///
     /// `link` is the application-visible id (``DisplayLinkHandle/id``); a link of
     /// this connection is updated under its current daemon-side id.
-    public func update(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
+    public func update(
+        link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil
+    ) async throws(FrameRateClientError) -> LinkStatusResult {
         if let record = core.registry.link(link) {
-            return try await update(record, range: range, paused: paused)
+            return try await update(record, range: range, paused: paused, adaptive: adaptive)
         }
-        let result = try await call(.update, params: UpdateRequest(link: link, range: range, paused: paused).jsonValue)
+        let result = try await call(.update, params: UpdateRequest(link: link, range: range, paused: paused, adaptive: adaptive).jsonValue)
         return try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
     }
 
@@ -104,12 +106,17 @@ extension FrameRateConnection {
         return .rpc(.status(.notFound, "link \(id) does not exist on this connection any more (\(why))"))
     }
 
-    func update(_ record: LinkRecord, range: FrameRateRange?, paused: Bool?) async throws(FrameRateClientError) -> LinkStatusResult {
+    func update(
+        _ record: LinkRecord, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil
+    ) async throws(FrameRateClientError) -> LinkStatusResult {
         guard record.snapshot.end == nil else { throw Self.ended(record) }
         guard let target = record.target, let session = core.session(for: target.router) else { throw .connectionClosed }
-        let result = try await call(.update, params: UpdateRequest(link: target.id, range: range, paused: paused).jsonValue, on: session) { value in
+        let request = UpdateRequest(link: target.id, range: range, paused: paused, adaptive: adaptive)
+        let result = try await call(.update, params: request.jsonValue, on: session) { value in
             // Recorded as the answer arrives, so a reconnect right after registers the link as updated.
-            if let status = try? LinkStatusResult(json: value) { record.didUpdate(status: status, range: range, paused: paused) }
+            if let status = try? LinkStatusResult(json: value) {
+                record.didUpdate(status: status, range: range, paused: paused, adaptive: adaptive)
+            }
         }
         var status = try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
         status.link = record.snapshot.id ?? status.link

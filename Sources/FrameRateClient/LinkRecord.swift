@@ -129,9 +129,10 @@ final class LinkRecord: Sendable {
     /// Records a successful Register or Update; `range` and `paused` are what the
     /// update changed. Returns `status` with the application-visible link id.
     @discardableResult
-    func didUpdate(status: LinkStatusResult, range: FrameRateRange?, paused: Bool?) -> LinkStatusResult {
+    func didUpdate(status: LinkStatusResult, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil) -> LinkStatusResult {
         state.withLock { state in
             if let range { state.registration.range = range }
+            if let adaptive { state.registration.adaptive = adaptive }
             if let paused {
                 state.registration.paused = paused
                 if paused { state.sequencer.paused() }
