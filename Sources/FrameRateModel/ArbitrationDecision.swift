@@ -106,6 +106,10 @@ public struct Decision: Hashable, Sendable {
     /// The links ``reason`` names (at most two: the first decider and the first limited
     /// link), with the label and range it names them by.
     let named: [LinkVote]
+    /// Whether a boost holds the rate: one of the listed ``deciders`` is boosted
+    /// (`DisplayLink/Boost`) and votes its boost's range. Set by the display, which knows
+    /// its boosts; an arbitration alone never sets it.
+    public internal(set) var boosted: Bool = false
 
     /// The links ``reason`` names by label (at most two), whose holders decide who may see those labels.
     public var namedLinks: [LinkID] { named.map(\.link) }
@@ -114,7 +118,7 @@ public struct Decision: Hashable, Sendable {
     func with(pending: PendingRateChange?) -> Decision {
         Decision(
             rate: rate, rule: rule, deciders: deciders, deciderCount: deciderCount, cap: cap,
-            limited: limited, limitedCount: limitedCount, pending: pending, reason: reason, named: named
+            limited: limited, limitedCount: limitedCount, pending: pending, reason: reason, named: named, boosted: boosted
         )
     }
 

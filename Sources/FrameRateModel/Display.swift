@@ -441,7 +441,16 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 vote: vote(of: links[index])
             )
         }
-        return arbiter.decide(ballot)
+        return markingBoost(arbiter.decide(ballot))
+    }
+
+    /// `decision` with ``Decision/boosted`` set when one of its listed deciders is boosted.
+    /// O(listed deciders), and nothing without a boost in force.
+    private func markingBoost(_ decision: Decision) -> Decision {
+        guard !boostEnds.isEmpty, decision.deciders.contains(where: { boostEnds[$0] != nil }) else { return decision }
+        var marked = decision
+        marked.boosted = true
+        return marked
     }
 
     /// Re-arbitrates at `now`: the governor learns the decision, and a decision at the
@@ -602,7 +611,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             effectiveRange: effectiveRange(of: link),
             callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link),
             hitches: link.presentation.hasPresented
-                ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil
+                ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil,
+            boostedUntil: link.boost?.end
         )
     }
 
@@ -730,6 +740,6 @@ extension Display {
                 ballot.note(limit, vote: vote)
             }
         }
-        return arbiter.decide(ballot)
+        return markingBoost(arbiter.decide(ballot))
     }
 }

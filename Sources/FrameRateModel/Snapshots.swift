@@ -17,6 +17,9 @@ public struct LinkSnapshot: Hashable, Sendable {
     public let limit: LinkLimit?
     /// Its presented frames and hitches; `nil` when it never sent `Present`.
     public let hitches: HitchSummary?
+    /// When its boost in force ends, as the time since ``Compositor/start``
+    /// (``Compositor/instant(sinceStart:)`` gives the instant); `nil` when not boosted.
+    public var boostedUntil: Duration? = nil
 }
 
 /// A read-only view of one display, for status output.

@@ -91,6 +91,10 @@ public struct LinkState: Hashable, Sendable {
     public var limit: LinkLimit?
     /// Its presented frames and hitches; `nil` when it never sent `Present` (or from an older daemon).
     public var hitches: HitchSummary?
+    /// Whether it steps down while its frames keep missing their deadline (`adaptive`).
+    public var adaptive: Bool = false
+    /// When its boost in force ends, seconds on `CLOCK_MONOTONIC`; `nil` when not boosted.
+    public var boostedUntil: Double?
 
     /// Builds a link state from the model's snapshot and the owner's identity (`nil`:
     /// hidden from this viewer, and so is the label); `start` is the compositor's start
@@ -106,6 +110,8 @@ public struct LinkState: Hashable, Sendable {
         self.since = start.advanced(by: snapshot.since).seconds
         self.limit = snapshot.limit
         self.hitches = snapshot.hitches
+        self.adaptive = snapshot.configuration.isAdaptive
+        self.boostedUntil = snapshot.boostedUntil.map { start.advanced(by: $0).seconds }
     }
 
     /// Parses a link from the daemon.
@@ -126,6 +132,8 @@ public struct LinkState: Hashable, Sendable {
         if let hitches = json["hitches"], !hitches.isNull {
             self.hitches = try HitchSummary(json: hitches, path: reader.fieldPath("hitches"))
         }
+        self.adaptive = try reader.bool("adaptive") ?? false
+        self.boostedUntil = try reader.number("boostedUntil")
     }
 
     /// The link object.
@@ -140,6 +148,8 @@ public struct LinkState: Hashable, Sendable {
         writeLinkIdentity(peer: peer, label: label, into: &object)
         writeLinkLimit(limit, into: &object)
         object["hitches"] = hitches?.jsonValue ?? .null
+        object["adaptive"] = .bool(adaptive)
+        object["boostedUntil"] = boostedUntil.map { JSONValue.wireTime(seconds: $0) } ?? .null
         return .object(object)
     }
 }

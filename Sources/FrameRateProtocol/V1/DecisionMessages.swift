@@ -28,6 +28,9 @@ public struct DecisionState: Hashable, Sendable {
     public var pending: DecisionPending?
     /// The same decision in one sentence for people.
     public var reason: String
+    /// Whether a boost holds the rate (a boosted link is among the deciders); on the wire
+    /// only when `true`.
+    public var boosted: Bool = false
 
     /// Builds a decision from its fields.
     public init(
@@ -57,6 +60,7 @@ public struct DecisionState: Hashable, Sendable {
             pending: decision.pending.map { DecisionPending(rate: $0.rate, at: start.advanced(by: $0.at).seconds) },
             reason: decision.reason(showingLabelOf: showingLabel)
         )
+        self.boosted = decision.boosted
     }
 
     /// The limit of `link`, if it is one of the listed ``limited`` links.
@@ -107,17 +111,20 @@ public struct DecisionState: Hashable, Sendable {
             self.pending = nil
         }
         self.reason = try reader.string("reason", maximumLength: 1 << 16) ?? ""
+        self.boosted = try reader.bool("boosted") ?? false
     }
 
     /// The decision object.
     public var jsonValue: JSONValue {
-        [
+        var object: JSONObject = [
             "rate": JSONValue(rate), "rule": .string(rule.rawValue),
             "deciders": .array(deciders.map { JSONValue($0.rawValue) }), "deciderCount": .number(JSONNumber(deciderCount)),
             "cap": cap?.jsonValue ?? .null,
             "limited": .array(limited.map(\.jsonValue)), "limitedCount": .number(JSONNumber(limitedCount)),
             "pending": pending?.jsonValue ?? .null, "reason": .string(reason),
         ]
+        if boosted { object["boosted"] = .bool(true) }
+        return .object(object)
     }
 }
 
