@@ -11,25 +11,21 @@ extension Compositor {
     public mutating func reportContentVelocity(
         link: LinkID, owner: OwnerID, velocity: Double, at now: C.Instant
     ) throws(CompositorError) -> Bool {
-        guard let index = displayOfLink[link], displays[index].link(link)?.owner == owner else { throw .linkNotFound(link) }
+        let index = try index(of: link, owner: owner)
         return displays[index].reportVelocity(link, velocity: velocity, at: now)
     }
 
     /// The panel rate in force on `display` (the default display when `nil`), in Hz:
     /// the refresh rate unless a link's content velocity lowers the panel.
     public func panelRate(of display: DisplayID? = nil) throws(CompositorError) -> Double {
-        guard let display else { return displays[0].panelRate }
-        guard let found = displays.first(where: { $0.id == display }) else { throw .unknownDisplay(display, known: displayIDs) }
-        return found.panelRate
+        displays[try index(of: display)].panelRate
     }
 
     /// The panel arbitration of `display` (the default display when `nil`) with its
     /// pending change, or `nil` when no content-velocity report is in force and the panel
     /// runs at the grid rate (``decision(of:)`` is then the panel's too).
     public func panelDecision(of display: DisplayID? = nil) throws(CompositorError) -> Decision? {
-        guard let display else { return displays[0].panelDecision }
-        guard let found = displays.first(where: { $0.id == display }) else { throw .unknownDisplay(display, known: displayIDs) }
-        return found.panelDecision
+        displays[try index(of: display)].panelDecision
     }
 
     /// The content-velocity report in force for `link`, if any.
