@@ -126,8 +126,10 @@ typedef struct fr_tick {
     double timestamp;         /* the vsync starting this interval, s, CLOCK_MONOTONIC */
     double target_timestamp;  /* the deadline for this frame, s, CLOCK_MONOTONIC */
     double duration;          /* the display's refresh period, 1 / refresh_rate, s */
-    double refresh_rate;      /* the display's rate in force, Hz */
-    double callback_rate;     /* this link's rate, Hz */
+    double refresh_rate;      /* the display's (panel's) rate in force, Hz; below the grid while a
+                                 link's content velocity lowers the panel (fr_frame_done_velocity) */
+    double callback_rate;     /* this link's rate on the grid, Hz: refresh_rate / n, except that it may
+                                 exceed refresh_rate while content velocity lowers the panel */
     uint64_t skipped;         /* intervals without a tick since the previous one delivered */
     int boosted;              /* 1 while the link is boosted (fr_boost), else 0 */
 } fr_tick;

@@ -101,8 +101,10 @@ class Tick:
         timestamp: the vsync that starts this interval (``CADisplayLink.timestamp``).
         target_timestamp: the deadline for this frame (``CADisplayLink.targetTimestamp``).
         duration: the display's refresh period, ``1 / refresh_rate`` (``CADisplayLink.duration``).
-        refresh_rate: the display's rate in force, Hz.
-        callback_rate: this link's tick rate, Hz (``refresh_rate / n``).
+        refresh_rate: the display's (panel's) rate in force, Hz; below the grid rate while a
+            link's ``content_velocity`` lowers the panel.
+        callback_rate: this link's tick rate, Hz (``refresh_rate / n``, except that it may
+            exceed ``refresh_rate`` while content velocity lowers the panel).
         boosted: whether the link is boosted (``DisplayLink/Boost``) at this tick.
         skipped: intervals of this link that passed without a tick the
             application received: the daemon's skips, ticks this client dropped
