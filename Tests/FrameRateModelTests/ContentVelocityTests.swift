@@ -125,6 +125,23 @@ struct ContentVelocityTests {
         #expect(reports.filter { $0.vsync >= drop.vsync && $0.vsync < rise.vsync }.flatMap(\.ticks).allSatisfy { $0.refreshRate == 60 })
     }
 
+    @Test("the driver's next eventful vsync includes a report's expiry")
+    func nextEventfulIncludesExpiry() throws {
+        var harness = Harness()
+        // A paused link ticks never: only the expiry of its report is an event.
+        let link = try harness.register(120, 120, 120, entitled: true, paused: true).link
+        try harness.runEventful(seconds: 2)
+        #expect(try harness.compositor.nextEventfulVsync(of: harness.display) == nil)
+        let at = harness.clock.now
+        try harness.compositor.reportContentVelocity(link: link, owner: harness.owner, velocity: 100, at: at)
+        let next = try #require(try harness.compositor.nextEventfulVsync(of: harness.display))
+        let expires = at.advanced(by: .milliseconds(500))
+        #expect(next >= expires.advanced(by: .nanoseconds(-1)) && next < expires.advanced(by: .seconds(1.0 / 10)))
+        try harness.runEventful(seconds: 1)
+        #expect(harness.compositor.contentVelocity(of: link) == nil)
+        #expect(try harness.compositor.nextEventfulVsync(of: harness.display) == nil)
+    }
+
     @Test("a newer report in the same band extends the expiry without re-arbitrating")
     func sameBand() throws {
         var harness = Harness()
