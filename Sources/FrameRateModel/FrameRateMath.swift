@@ -44,13 +44,21 @@ public enum FrameRateMath {
     /// whatever the value (`Int(_: Double)` traps on NaN, infinities and out-of-range values).
     public static func wholeNumber<Integer: FixedWidthInteger>(_ value: Double, clampedTo bounds: ClosedRange<Integer>) -> Integer {
         guard !value.isNaN else { return bounds.lowerBound }
-        // `Double(bound)` may round away from zero (Int.max becomes 2^63), so compare with
-        // `<=`/`>=`: any value strictly between the rounded bounds truncates to an integer
-        // inside them, and `Integer(exactly:)` checks it once more.
+        // `Double(bound)` may round (Int.max becomes 2^63), so compare with `<=`/`>=`. Past
+        // these, `value` lies strictly between two doubles that are each within the type's
+        // range or one past it (2^63 for Int.max, 2^64 for UInt64.max), so its truncation
+        // fits the type and `Integer(_:)` cannot trap; the clamp below catches a truncation
+        // that lands past a bound that rounded up. This runs per group and candidate in every
+        // arbitration, where the generic `Integer(exactly:)` / `Integer(_:)` (`_convert(from:)`)
+        // cost 10 % of it; the concrete 64-bit conversions are one instruction each.
         if value <= Double(bounds.lowerBound) { return bounds.lowerBound }
         if value >= Double(bounds.upperBound) { return bounds.upperBound }
-        guard let whole = Integer(exactly: value.rounded(.towardZero)) else {
-            return value < 0 ? bounds.lowerBound : bounds.upperBound
+        let whole: Integer
+        if Integer.bitWidth <= 64 {
+            // In (-2^63, 2^64) here, as shown above; the same number in `Integer` after it.
+            whole = value < 0x1p63 ? Integer(truncatingIfNeeded: Int64(value)) : Integer(truncatingIfNeeded: UInt64(value))
+        } else {
+            whole = Integer(value)
         }
         return Swift.min(Swift.max(whole, bounds.lowerBound), bounds.upperBound)
     }

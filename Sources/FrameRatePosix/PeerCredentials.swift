@@ -6,13 +6,14 @@ import Musl
 public import FrameRateProtocol
 
 /// The kernel's word on who is at the other end of a Unix socket
-/// (`SO_PEERCRED`), plus the peer's supplementary groups and command name
-/// from `/proc/PID`. Never taken from anything the client sends.
+/// (`SO_PEERCRED`), plus the peer's supplementary groups (`SO_PEERGROUPS`) and
+/// command name (`/proc/PID/comm`). Never taken from anything the client sends.
 public struct PeerCredentials: Sendable, Hashable {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
-    /// Supplementary groups (`/proc/PID/status` `Groups:`), read at connection time.
+    /// Supplementary groups as the kernel recorded them when the peer connected
+    /// (`SO_PEERGROUPS`; `/proc/PID/status` `Groups:` on kernels before 4.13).
     public var groups: [UInt32]
     /// `/proc/PID/comm`, if readable.
     public var command: String?
@@ -20,11 +21,12 @@ public struct PeerCredentials: Sendable, Hashable {
     public var identity: PeerIdentity { PeerIdentity(pid: pid, uid: uid, command: command) }
 
     /// Credentials for a connection whose `struct ucred` the kernel reported.
-    public init(ucred credentials: KernelPeerCredentials) {
+    /// - Parameter groups: the peer's supplementary groups; `nil` reads them from `/proc/PID/status`.
+    public init(ucred credentials: KernelPeerCredentials, groups: [UInt32]? = nil) {
         self.pid = credentials.pid
         self.uid = credentials.uid
         self.gid = credentials.gid
-        self.groups = Self.supplementaryGroups(of: credentials.pid)
+        self.groups = groups ?? Self.supplementaryGroups(of: credentials.pid)
         self.command = Self.command(of: credentials.pid)
     }
 
@@ -43,38 +45,62 @@ public struct PeerCredentials: Sendable, Hashable {
     public func isMember(of gid: UInt32) -> Bool { self.gid == gid || groups.contains(gid) }
 
     private static func command(of pid: Int32) -> String? {
-        guard pid > 0, let text = readSmallFile("/proc/\(pid)/comm") else { return nil }
+        // A task's comm is at most 16 bytes (TASK_COMM_LEN) plus its newline.
+        guard pid > 0, let text = readSmallFile("/proc/\(pid)/comm", limit: 64) else { return nil }
         return text.split(separator: "\n").first.map(String.init)
     }
 
+    /// The supplementary groups from `/proc/PID/status` (its `Groups:` line): only where
+    /// the kernel lacks `SO_PEERGROUPS`, since the pid may name another process by now.
     private static func supplementaryGroups(of pid: Int32) -> [UInt32] {
-        guard pid > 0, let status = readSmallFile("/proc/\(pid)/status") else { return [] }
+        guard pid > 0, let status = readSmallFile("/proc/\(pid)/status", limit: 16384) else { return [] }
         for line in status.split(separator: "\n") where line.hasPrefix("Groups:") {
             return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { UInt32($0) }
         }
         return []
     }
 
-    /// The kernel's credentials for the peer of connected socket `fd` (`SO_PEERCRED`),
-    /// with its groups and command from `/proc`; ``unknown`` when unreadable.
-    public static func ofPeer(of fd: Int32) -> PeerCredentials {
-        guard let credentials = KernelPeerCredentials.read(descriptor: fd) else { return .unknown }
-        return PeerCredentials(ucred: credentials)
+    /// The supplementary groups the kernel recorded for the peer of connected Unix socket
+    /// `fd` when it connected (`SO_PEERGROUPS`, Linux 4.13), or `nil` where the option is
+    /// unknown or unreadable.
+    static func peerGroups(of fd: Int32) -> [UInt32]? {
+        // NGROUPS_MAX is 65,536; most peers have a handful, so try a small buffer first.
+        var capacity = 32
+        while capacity <= 65_536 {
+            var groups = [gid_t](repeating: 0, count: capacity)
+            var length = socklen_t(capacity * MemoryLayout<gid_t>.size)
+            let status = groups.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length) }
+            if status == 0 {
+                return Array(groups.prefix(Int(length) / MemoryLayout<gid_t>.size))
+            }
+            // ERANGE: `length` now holds the size needed.
+            guard errno == ERANGE else { return nil }
+            capacity = Swift.max(capacity * 2, Int(length) / MemoryLayout<gid_t>.size)
+        }
+        return nil
     }
 
-    /// Reads up to 64 KiB of a small file such as `/proc/PID/comm`.
-    static func readSmallFile(_ path: String) -> String? {
+    /// The kernel's credentials for the peer of connected socket `fd` (`SO_PEERCRED`,
+    /// `SO_PEERGROUPS`), with its command from `/proc`; ``unknown`` when unreadable.
+    public static func ofPeer(of fd: Int32) -> PeerCredentials {
+        guard let credentials = KernelPeerCredentials.read(descriptor: fd) else { return .unknown }
+        return PeerCredentials(ucred: credentials, groups: peerGroups(of: fd))
+    }
+
+    /// Reads up to `limit` bytes of a small file such as `/proc/PID/comm`.
+    static func readSmallFile(_ path: String, limit: Int) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 65536)
-        var total = 0
-        while total < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if count <= 0 { break }
-            total += count
+        return String(unsafeUninitializedCapacity: limit) { buffer in
+            var total = 0
+            while total < buffer.count {
+                let count = read(fd, buffer.baseAddress! + total, buffer.count - total)
+                if count <= 0 { break }
+                total += count
+            }
+            return total
         }
-        return String(decoding: bytes[..<total], as: UTF8.self)
     }
 }
 

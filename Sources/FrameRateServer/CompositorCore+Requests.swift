@@ -77,6 +77,7 @@ extension CompositorCore {
                 return .success(ServiceCatalog.listServicesResult(version: configuration.version))
             case .trace: return .success(try startTrace(params, session: session))
             case .stopTrace: return .success(try stopTrace(params, session: session))
+            case .advance: return .success(try advance(params))
             case .tick, .closed, .event, .presented, .traceRecords:
                 throw RPCError(
                     code: RPCError.methodNotFoundCode,
@@ -338,11 +339,14 @@ extension CompositorCore {
     func currentState(for viewer: Viewer) -> CompositorState {
         let at = now()
         let (snapshot, start) = shared.read { ($0.compositor.snapshot(at: at), $0.compositor.start) }
-        return CompositorState(
+        var state = CompositorState(
             displays: snapshot.map { snapshot in
                 DisplayState(snapshot, start: start, now: at) { owner in viewer.identity(of: self.holder(of: owner)) }
             }
         )
+        state.clock = clockName
+        state.now = at.seconds
+        return state
     }
 
     /// Who holds (or held) links of `owner`: its connection's peer, or the one it had;
@@ -357,7 +361,7 @@ extension CompositorCore {
     /// 100 ms (residency and hitch ratios change with time alone), then a copy of the bytes
     /// per request.
     func encodedState(for viewer: Viewer) -> ByteBuffer {
-        let edition = shared.read { StateEdition(generation: $0.generation, elapsed: $0.compositor.start.duration(to: now())) }
+        let edition = shared.read { stateEdition(generation: $0.generation, elapsed: $0.compositor.start.duration(to: now())) }
         if let bytes = stateCache.bytes(for: viewer.scope, generation: edition) { return bytes }
         var bytes = ByteBuffer()
         bytes.writeJSONValue(currentState(for: viewer).jsonValue)

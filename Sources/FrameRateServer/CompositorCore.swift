@@ -53,6 +53,8 @@ package final class CompositorCore {
     var lastTrace: UInt64 = 0
     /// Sends running traces their records (only while one runs).
     var traceFlush: RepeatedTask?
+    /// Moves virtual time (`--clock virtual`); `nil` on a monotonic daemon.
+    var virtualTime: VirtualTimeKeeper?
 
     package init(
         configuration: ServerConfiguration, shared: SharedModel, eventLoop: any EventLoop, logger: Logger,
@@ -221,6 +223,7 @@ package final class CompositorCore {
         }
         logger.debug("client disconnected", metadata: peerMetadata(session.peer))
         publishStatus()
+        virtualTimeMayAdvance()
     }
 
     /// Keeps a closed connection's identity for the residency its links earned; drops the

@@ -86,7 +86,11 @@ public final class FrameRateServer: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let hooks = self.hooks
-        let now: @Sendable () -> MonotonicClock.Instant = { MonotonicClock.now }
+        // A virtual clock (`--clock virtual`) replaces CLOCK_MONOTONIC as the daemon's `now`.
+        let virtualClock: VirtualClock? =
+            if case .virtual(let epoch, _) = configuration.clock { VirtualClock(epoch: epoch) } else { nil }
+        let now: @Sendable () -> MonotonicClock.Instant
+        if let virtualClock { now = { virtualClock.now } } else { now = { MonotonicClock.now } }
         // Every connection costs two descriptors (NIO's and the writer's): take all the
         // kernel allows, and say so when even that is short of --max-connections.
         let descriptors = SystemCall.raiseDescriptorLimit()
@@ -108,10 +112,18 @@ public final class FrameRateServer: Service, Sendable {
             return NIOLoopBound(core, eventLoop: eventLoop)
         }.get()
         core.withLock { $0 = bound }
+        // A virtual clock steps the tick plane on the control loop (VirtualTimeKeeper): one
+        // fan-out thread (no helpers to hand sends to), and reports handled at once, in order.
         let engine = try TickEngine(
-            shared: shared, workers: configuration.fanOutThreads, sendPath: configuration.tickSendPath,
+            shared: shared, workers: virtualClock == nil ? configuration.fanOutThreads : 1, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
-                rateChanged: { display, change in eventLoop.execute { bound.value.refreshRateChanged(display: display, change: change) } },
+                rateChanged: { display, change in
+                    if virtualClock != nil, eventLoop.inEventLoop {
+                        bound.value.refreshRateChanged(display: display, change: change)
+                    } else {
+                        eventLoop.execute { bound.value.refreshRateChanged(display: display, change: change) }
+                    }
+                },
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
                 watchdog: hooks.watchdog
             )
@@ -176,7 +188,12 @@ public final class FrameRateServer: Service, Sendable {
             try? await EventLoopFuture.andAllComplete(served, on: eventLoop).get()
             try? await eventLoop.submit {}.get()
         }
+        let flusher = virtualClock.map { _ in WritabilityFlusher(shared: shared) }
         let tickThread = try OSThread.spawn(name: "fanout-0") {
+            if let flusher {
+                flusher.run()
+                return
+            }
             engine.run(now: now) { raised in
                 logger.info(
                     raised
@@ -187,6 +204,12 @@ public final class FrameRateServer: Service, Sendable {
             }
         }
         try await eventLoop.submit {
+            if let virtualClock, case .virtual(let epoch, let answerTimeout) = configuration.clock {
+                bound.value.virtualTime = VirtualTimeKeeper(
+                    epoch: epoch, answerTimeout: answerTimeout, clock: virtualClock, engine: engine, shared: shared, eventLoop: eventLoop,
+                    gaveUp: { links in bound.value.logGaveUp(on: links, timeout: answerTimeout) }
+                )
+            }
             bound.value.start()
             let displays = configuration.displays.map { "display \($0.id.rawValue) \($0.profile.description)" }
             bound.value.logger.notice(
@@ -222,6 +245,7 @@ public final class FrameRateServer: Service, Sendable {
         }
         try? await threads.shutdownGracefully()
         engine.stop()
+        flusher?.stop()
         tickThread.join()
         var handedOver = false
         if let handOver = hooks.handOver {

@@ -35,6 +35,8 @@ public struct ServerConfiguration: Sendable {
     /// How the fan-out threads hand a vsync's sends to the kernel: one io_uring submission
     /// (the default; `send` calls where the kernel refuses io_uring) or one `send` each.
     public var tickSendPath: BatchSender.Path
+    /// The clock the compositor runs on (`--clock`): real time, or virtual time for tests.
+    public var clock: ServerClock = .monotonic
     /// Connections and state the previous daemon handed over (systemd's file descriptor store), if any.
     public var adoption: Adoption?
     /// How long a handover waits for each connection's queued bytes to reach the kernel.

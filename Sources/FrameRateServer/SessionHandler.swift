@@ -135,13 +135,14 @@ final class SessionHandler: ChannelDuplexHandler {
             return
         }
         var budget = core.configuration.limits.requestsPerTurn
-        let started = core.now()
-        while budget > 0, session.isWritable, started.duration(to: core.now()) < Self.turnBudget, let frame = queue.popFirst() {
+        let started = core.wallNow()
+        while budget > 0, session.isWritable, started.duration(to: core.wallNow()) < Self.turnBudget, let frame = queue.popFirst() {
             budget -= 1
             switch frame {
             case .line(let line):
                 session.writer.beginReply()
                 session.writer.endReply(core.handle(line: line, from: session))
+                core.virtualTimeMayAdvance()
             case .oversized(let limit):
                 closing = true
                 queue.removeAll()

@@ -126,6 +126,28 @@ struct DaemonOptions: ParsableArguments {
     )
     var keepConnectionsAcrossRestarts = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "monotonic (real time) or virtual (deterministic, faster than real time, for testing frame-pacing code).",
+            discussion: "virtual: time starts at --virtual-epoch and jumps to the next vsync as soon as every delivered tick of an unpaused link is answered with FrameDone or Present; with no unpaused link it moves only on Compositor/Advance. Tick timestamps are then virtual seconds, not CLOCK_MONOTONIC.",
+            valueName: "clock"
+        )
+    )
+    var clock: ClockArgument = .monotonic
+
+    @Option(name: .long, help: ArgumentHelp("With --clock virtual: where virtual time starts, seconds.", valueName: "seconds"))
+    var virtualEpoch: Double = 1000
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --clock virtual: wall seconds to wait for an unanswered tick before moving on (its link's interval counts as skipped).",
+            valueName: "seconds"
+        )
+    )
+    var virtualTimeout: Double = 1
+
     func validate() throws {
         if let fanoutThreads, !(1...64).contains(fanoutThreads) {
             throw ValidationError("--fanout-threads must be between 1 and 64, got \(fanoutThreads)")
@@ -149,6 +171,15 @@ struct DaemonOptions: ParsableArguments {
         }
         if let reservedConnections, reservedConnections < 0 || reservedConnections >= maxConnections {
             throw ValidationError("--reserved-connections must be at least 0 and below --max-connections (\(maxConnections)), got \(reservedConnections)")
+        }
+        if !(virtualEpoch.isFinite && virtualEpoch >= 0 && virtualEpoch <= 1e9) {
+            throw ValidationError("--virtual-epoch must be between 0 and 1000000000 seconds, got \(virtualEpoch)")
+        }
+        if !(virtualTimeout.isFinite && virtualTimeout > 0 && virtualTimeout <= 3600) {
+            throw ValidationError("--virtual-timeout must be above 0 and at most 3600 seconds, got \(virtualTimeout)")
+        }
+        if clock == .virtual && keepConnectionsAcrossRestarts {
+            throw ValidationError("--keep-connections-across-restarts cannot be used with --clock virtual: virtual time does not continue across processes")
         }
         if maxLineLength < 1024 { throw ValidationError("--max-line-length must be at least 1024 bytes, got \(maxLineLength)") }
         if let maxRefreshRate, !FrameRateRange.acceptedRates.contains(maxRefreshRate) {
@@ -181,7 +212,7 @@ struct DaemonOptions: ParsableArguments {
     }
 
     func configuration(listener: ServerConfiguration.Listener) throws -> ServerConfiguration {
-        ServerConfiguration(
+        var configuration = ServerConfiguration(
             listener: listener,
             displays: try parsedDisplays(),
             governor: .init(idleTimeout: .seconds(idleTimeout), decreaseDwell: .seconds(decreaseDwell)),
@@ -196,6 +227,12 @@ struct DaemonOptions: ParsableArguments {
             tickSendPath: tickSends,
             version: DaemonVersion(semantic: FrameRateVersion.semantic, commit: FrameRateVersion.commit)
         )
+        if clock == .virtual {
+            configuration.clock = .virtual(
+                epoch: MonotonicClock.Instant(seconds: virtualEpoch), answerTimeout: .nanoseconds(Int64((virtualTimeout * 1e9).rounded()))
+            )
+        }
+        return configuration
     }
 
     /// The path to listen on by the shared rule (``SocketPath/listenPath(explicit:environment:userID:)``).

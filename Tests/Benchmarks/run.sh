@@ -7,7 +7,7 @@
 # all with the same N, window and reader-process count; it repeats that REPEAT times and
 # prints the medians as a markdown table, with the generator's CPU per received tick beside
 # the floor's C readers' (the generator must not be what is measured). Then links-per-connection rows and the
-# control-plane benchmarks. Raw outputs go to .build/bench/<time>/.
+# control-plane benchmarks, and the virtual clock's 10-minute scenario (virtual_clock.py). Raw outputs go to .build/bench/<time>/.
 #
 # Environment (defaults): NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2
 #   BENCH_DIR=../shared/bench (the measuring instruments) SKIP_BUILD= (1: reuse the release build)
@@ -109,4 +109,15 @@ quiet
 "$fb" arbitrate --links 10000 --iterations 500 --worst-case --json >"$out/arbitrate-worst.json" 2>&1 || true
 fi
 
+# The virtual clock (issue 14 §3): 10 virtual minutes, a 120 Hz and a 30 Hz link answering
+# every tick with FrameDone, against framerated --clock virtual (target: under 10 wall s).
+if [[ -z ${LOAD_ONLY:-} ]]; then
+quiet
+echo "virtual clock: 10 virtual minutes, 120 Hz + 30 Hz links" >&2
+timeout 300 python3 "$root/Tests/Benchmarks/virtual_clock.py" "$bin/framerated" --minutes 10 >"$out/virtual-clock.json" 2>"$out/virtual-clock.err" || true
+fi
+
 python3 "$root/Tests/Benchmarks/table.py" "$out" "$NS" "$REPEAT" | tee -a "$out/summary.md"
+if [[ -s $out/virtual-clock.json ]]; then
+  echo "virtual clock, 10 virtual minutes (120 Hz + 30 Hz links): $(cat "$out/virtual-clock.json")" | tee -a "$out/summary.md"
+fi

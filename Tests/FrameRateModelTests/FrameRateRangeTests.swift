@@ -91,6 +91,17 @@ struct FrameRateRangeTests {
         #expect(FrameRateMath.wholeNumber(-3.7, clampedTo: Int64.min...Int64.max) == -3)
         #expect(FrameRateMath.wholeNumber(41.9, clampedTo: 0...40) == 40)
         #expect(FrameRateMath.wholeNumber(12.0, clampedTo: 0...40) == 12)
+        // Bounds a double cannot hold exactly: the largest doubles below them, and past them.
+        #expect(FrameRateMath.wholeNumber(1.8446744073709550e19, clampedTo: 0...UInt64.max) == 18_446_744_073_709_549_568)
+        #expect(FrameRateMath.wholeNumber(-9.2233720368547748e18, clampedTo: Int.min...Int.max) == -9_223_372_036_854_774_784)
+        #expect(FrameRateMath.wholeNumber(-9.2233720368547758e18, clampedTo: Int.min...Int.max) == Int.min)
+        let roundsDown: Int64 = (1 << 62) + 1  // Double(roundsDown) == 2^62
+        #expect(FrameRateMath.wholeNumber(4.6116860184273874e18, clampedTo: 0...roundsDown) == 4_611_686_018_427_387_392)
+        #expect(FrameRateMath.wholeNumber(4.611686018427387904e18, clampedTo: 0...roundsDown) == roundsDown)
+        let roundsUp: Int64 = (1 << 62) - 1  // Double(roundsUp) == 2^62
+        #expect(FrameRateMath.wholeNumber(4.6116860184273874e18, clampedTo: 0...roundsUp) == 4_611_686_018_427_387_392)
+        #expect(FrameRateMath.wholeNumber(-2.5, clampedTo: UInt8.min...UInt8.max) == 0)
+        #expect(FrameRateMath.wholeNumber(255.9, clampedTo: UInt8.min...UInt8.max) == 255)
     }
 
     @Test("rates are formatted for display without ever printing inf for a finite value")

@@ -258,6 +258,12 @@ public struct DisplayState: Hashable, Sendable {
 public struct CompositorState: Hashable, Sendable {
     /// Every display, default first.
     public var displays: [DisplayState]
+    /// The clock the daemon runs on: `monotonic` (real time) or `virtual` (`framerated
+    /// --clock virtual`); `nil` from a daemon that does not say.
+    public var clock: String?
+    /// The daemon's now when this state was taken, seconds on its clock (the virtual now
+    /// on a virtual-clock daemon); `nil` from a daemon that does not say.
+    public var now: Double?
 
     /// Builds a state.
     public init(displays: [DisplayState]) { self.displays = displays }
@@ -268,10 +274,17 @@ public struct CompositorState: Hashable, Sendable {
         var displays: [DisplayState] = []
         for display in try reader.array("displays") ?? [] { displays.append(try DisplayState(json: display)) }
         self.displays = displays
+        self.clock = try reader.string("clock")
+        self.now = try reader.number("now")
     }
 
     /// The result object.
-    public var jsonValue: JSONValue { ["displays": .array(displays.map(\.jsonValue))] }
+    public var jsonValue: JSONValue {
+        var object: JSONObject = ["displays": .array(displays.map(\.jsonValue))]
+        if let clock { object["clock"] = .string(clock) }
+        if let now { object["now"] = JSONValue(now) }
+        return .object(object)
+    }
 }
 
 /// `framerate.v1.Compositor/SetCaps` params: only the caps named change.

@@ -97,6 +97,8 @@ public enum ServiceCatalog {
         field("displays[].uptime", "number (s since the daemon started)", required: true),
         field("displays[].panelRate", "number (Hz; below refreshRate only while contentVelocity lowers the panel)", required: true),
         field("displays[].panelDecision", "object or null (the panel arbitration while contentVelocity is in play)", required: true),
+        field("clock", "string (the daemon's clock): monotonic | virtual", required: true),
+        field("now", "number (s, the daemon's clock: CLOCK_MONOTONIC, or the virtual now; when this state was taken)", required: true),
     ]
 
     private static let version: [Field] = [
@@ -210,6 +212,13 @@ public enum ServiceCatalog {
         Method(
             method: .unwatch, kind: .unary, params: [field("watch", "integer", required: true)], streams: nil,
             summary: "End a watch.", errors: [.notFound, .unavailable]
+        ),
+        Method(
+            method: .advance, kind: .unary,
+            params: [field("seconds", "number (s of virtual time, 0 to 86400)", required: true)], streams: nil,
+            summary: "Move a virtual-clock daemon's time on (framerated --clock virtual) while no unpaused link ticks; every instant due on the way is processed in order.",
+            result: [field("now", "number (s, the virtual now once the advance is done)", required: true)],
+            errors: [.failedPrecondition, .outOfRange, .unavailable]
         ),
         Method(
             method: .healthCheck, kind: .unary, params: [field("service", "string")], streams: nil,

@@ -35,6 +35,8 @@ public enum V1Method: String, CaseIterable, Sendable {
     case traceRecords = "framerate.v1.Compositor/TraceRecords"
     /// Request: stop a trace.
     case stopTrace = "framerate.v1.Compositor/StopTrace"
+    /// Request: move a virtual-clock daemon's time on (`framerated --clock virtual`).
+    case advance = "framerate.v1.Compositor/Advance"
     /// Request: gRPC health check.
     case healthCheck = "grpc.health.v1.Health/Check"
     /// Request: list every service, method and parameter.

@@ -25,9 +25,7 @@ struct ResidencyCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let connection = try await global.connect()
-        let result = try await connection.call(.getState, params: JSONValue.object([:]))
-        await connection.close()
+        let (result, decode) = try await global.fetchState()
         if json {
             // The daemon's own values, not a re-encoding: what it withholds stays withheld.
             let displays = (result["displays"]?.arrayValue ?? []).map { display -> JSONValue in
@@ -36,12 +34,7 @@ struct ResidencyCommand: AsyncParsableCommand {
             Console.out(JSONValue.object(["displays": .array(displays)]).jsonString)
             return
         }
-        let state: CompositorState
-        do {
-            state = try CompositorState(json: result)
-        } catch {
-            throw FrameRateClientError.protocolViolation("an unreadable GetState result: \(error.message)")
-        }
+        let state = try decode()
         for line in ResidencyText.lines(for: state) { Console.out(line) }
     }
 }

@@ -31,19 +31,12 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let connection = try await global.connect()
-        let result = try await connection.call(.getState, params: JSONValue.object([:]))
-        await connection.close()
+        let (result, decode) = try await global.fetchState()
         if json {
             Console.out(result.jsonString)
             return
         }
-        let state: CompositorState
-        do {
-            state = try CompositorState(json: result)
-        } catch {
-            throw FrameRateClientError.protocolViolation("an unreadable GetState result: \(error.message)")
-        }
+        let state = try decode()
         for line in StatusText.lines(for: state, now: MonotonicClock.now.seconds) { Console.out(line) }
     }
 }

@@ -31,4 +31,19 @@ struct ConnectionOptions: ParsableArguments {
             Console.error(ConnectionText.line(for: change, mentionWatches: mentionWatches))
         }
     }
+
+    /// One `Compositor/GetState` on a connection of its own (`status`, `residency`): the
+    /// daemon's result as sent, and its decoding.
+    func fetchState() async throws -> (json: JSONValue, state: () throws -> CompositorState) {
+        let connection = try await connect()
+        let result = try await connection.call(.getState, params: JSONValue.object([:]))
+        await connection.close()
+        return (result, { () throws -> CompositorState in
+            do throws(RPCError) {
+                return try CompositorState(json: result)
+            } catch {
+                throw FrameRateClientError.protocolViolation("an unreadable GetState result: \(error.message)")
+            }
+        })
+    }
 }
