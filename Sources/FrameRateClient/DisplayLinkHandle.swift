@@ -99,12 +99,16 @@ public final class DisplayLinkHandle: Sendable {
     /// How the link ended, or `nil` while it is live.
     public var end: DisplayLinkEnd? { record.snapshot.end }
 
-    /// Changes the range and/or paused flag; `nil` keeps a value.
+    /// Changes the range, paused flag and/or adaptive pacing (`adaptive`: step down to a
+    /// lower, even rate while frames keep missing their deadline); `nil` keeps a value.
+    /// A reconnect registers the link again with the values last updated.
     /// - Throws: ``FrameRateClientError/connectionClosed`` while a reconnecting
     ///   connection is down (the link comes back with its previous values).
     @discardableResult
-    public func update(range: FrameRateRange? = nil, paused: Bool? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
-        try await connection.update(record, range: range, paused: paused)
+    public func update(
+        range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil
+    ) async throws(FrameRateClientError) -> LinkStatusResult {
+        try await connection.update(record, range: range, paused: paused, adaptive: adaptive)
     }
 
     /// Pauses the link: no ticks until ``resume()``.
@@ -130,22 +134,30 @@ public final class DisplayLinkHandle: Sendable {
     /// number it) is done (a notification). The sequence is mapped back to the
     /// daemon's; one from before the latest re-registration is sent as 0, which
     /// only turns overrun pacing on. While a reconnecting connection is down the
-    /// report is dropped without an error.
-    public func frameDone(sequence: UInt64) async throws(FrameRateClientError) {
-        try await connection.frameDone(record, sequence: sequence)
+    /// report is dropped without an error. `contentVelocity` (points per second, finite,
+    /// `>= 0`: the speed of the frame's fastest-moving content) lets the panel rate follow
+    /// the display profile's velocity table while the callbacks keep their rate; a report
+    /// counts for 0.5 s.
+    public func frameDone(sequence: UInt64, contentVelocity: Double? = nil) async throws(FrameRateClientError) {
+        try await connection.frameDone(record, sequence: sequence, contentVelocity: contentVelocity)
     }
 
     /// Commits the frame for tick `sequence` (a `Present` notification): the daemon shows
     /// it at the first vsync at or after the latest of now, `at` (seconds on
     /// `CLOCK_MONOTONIC`, `present(at:)`) and the previous shown frame plus
     /// `afterMinimumDuration` (seconds), and reports it on ``presented``. Counts as
-    /// ``frameDone(sequence:)``. Mapped and dropped during an outage like it.
+    /// ``frameDone(sequence:contentVelocity:)``, `contentVelocity` included. Mapped and
+    /// dropped during an outage like it.
     /// `vsyncId` aims the frame at one of the tick's ``TickNotification/timelines``: it is
     /// shown no earlier than that entry's `presentationTime`, and its hitch is measured from it.
     public func present(
-        sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil, vsyncId: UInt64? = nil
+        sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil, vsyncId: UInt64? = nil,
+        contentVelocity: Double? = nil
     ) async throws(FrameRateClientError) {
-        try await connection.present(record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration, vsyncId: vsyncId)
+        try await connection.present(
+            record, sequence: sequence, at: at, afterMinimumDuration: afterMinimumDuration, vsyncId: vsyncId,
+            contentVelocity: contentVelocity
+        )
     }
 
     /// Changes how many frame timelines the link's ticks list (`timelines`, 1...7) and/or its

@@ -61,16 +61,18 @@ extension FrameRateConnection {
         )
     }
 
-    /// Changes link `link`'s range and/or paused flag (`DisplayLink/Update`);
+    /// Changes link `link`'s range, paused flag and/or adaptive pacing (`DisplayLink/Update`);
     /// `nil` keeps a value. Returns the new refresh and callback rates.
     ///
     /// `link` is the application-visible id (``DisplayLinkHandle/id``); a link of
     /// this connection is updated under its current daemon-side id.
-    public func update(link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil) async throws(FrameRateClientError) -> LinkStatusResult {
+    public func update(
+        link: LinkID, range: FrameRateRange? = nil, paused: Bool? = nil, adaptive: Bool? = nil
+    ) async throws(FrameRateClientError) -> LinkStatusResult {
         if let record = core.registry.link(link) {
-            return try await update(record, range: range, paused: paused)
+            return try await update(record, range: range, paused: paused, adaptive: adaptive)
         }
-        let result = try await call(.update, params: UpdateRequest(link: link, range: range, paused: paused).jsonValue)
+        let result = try await call(.update, params: UpdateRequest(link: link, range: range, paused: paused, adaptive: adaptive).jsonValue)
         return try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
     }
 
@@ -89,11 +91,16 @@ extension FrameRateConnection {
     /// Tells the daemon the frame for tick `sequence` of link `link` is done
     /// (`DisplayLink/FrameDone`, sent as a notification: no answer is awaited).
     /// `link` and `sequence` are the application's (as its ticks carry them).
-    public func frameDone(link: LinkID, sequence: UInt64) async throws(FrameRateClientError) {
+    /// `contentVelocity` (points per second, finite, `>= 0`) is the speed of the frame's
+    /// fastest-moving content: the panel then follows the display profile's velocity table
+    /// while the link's callbacks keep their rate.
+    public func frameDone(link: LinkID, sequence: UInt64, contentVelocity: Double? = nil) async throws(FrameRateClientError) {
         if let record = core.registry.link(link) {
-            return try await frameDone(record, sequence: sequence)
+            return try await frameDone(record, sequence: sequence, contentVelocity: contentVelocity)
         }
-        try await notify(V1Method.frameDone.rawValue, params: FrameDoneRequest(link: link, sequence: sequence).jsonValue)
+        try await notify(
+            V1Method.frameDone.rawValue, params: FrameDoneRequest(link: link, sequence: sequence, contentVelocity: contentVelocity).jsonValue
+        )
     }
 
     // MARK: - Through a link's record
@@ -107,16 +114,19 @@ extension FrameRateConnection {
     }
 
     func update(
-        _ record: LinkRecord, range: FrameRateRange?, paused: Bool?, timelines: Int? = nil, preferredFrameLatency: Int? = nil
+        _ record: LinkRecord, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil, timelines: Int? = nil,
+        preferredFrameLatency: Int? = nil
     ) async throws(FrameRateClientError) -> LinkStatusResult {
         guard record.snapshot.end == nil else { throw Self.ended(record) }
         guard let target = record.target, let session = core.session(for: target.router) else { throw .connectionClosed }
-        var request = UpdateRequest(link: target.id, range: range, paused: paused)
+        var request = UpdateRequest(link: target.id, range: range, paused: paused, adaptive: adaptive)
         request.timelines = timelines
         request.preferredFrameLatency = preferredFrameLatency
         let result = try await call(.update, params: request.jsonValue, on: session) { value in
             // Recorded as the answer arrives, so a reconnect right after registers the link as updated.
-            if let status = try? LinkStatusResult(json: value) { record.didUpdate(status: status, range: range, paused: paused) }
+            if let status = try? LinkStatusResult(json: value) {
+                record.didUpdate(status: status, range: range, paused: paused, adaptive: adaptive)
+            }
         }
         var status = try ResultDecoding.decode(.update) { () throws(RPCError) in try LinkStatusResult(json: result) }
         status.link = record.snapshot.id ?? status.link
@@ -148,7 +158,8 @@ extension FrameRateConnection {
 
     /// `Present` for a link of this connection (a notification), like ``frameDone(_:sequence:)``.
     func present(
-        _ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?, vsyncId: UInt64? = nil
+        _ record: LinkRecord, sequence: UInt64, at: Double?, afterMinimumDuration: Double?, vsyncId: UInt64? = nil,
+        contentVelocity: Double? = nil
     ) async throws(FrameRateClientError) {
         guard !core.isClosed else { throw .connectionClosed }
         guard record.snapshot.end == nil else { return }
@@ -160,6 +171,7 @@ extension FrameRateConnection {
             link: target.id, sequence: record.daemonSequence(for: sequence), at: at, afterMinimumDuration: afterMinimumDuration
         )
         request.vsyncId = vsyncId
+        request.contentVelocity = contentVelocity
         do throws(FrameRateClientError) {
             try await notify(V1Method.present.rawValue, params: request.jsonValue, on: session)
         } catch .connectionClosed where core.reconnects {
@@ -167,7 +179,7 @@ extension FrameRateConnection {
         }
     }
 
-    func frameDone(_ record: LinkRecord, sequence: UInt64) async throws(FrameRateClientError) {
+    func frameDone(_ record: LinkRecord, sequence: UInt64, contentVelocity: Double? = nil) async throws(FrameRateClientError) {
         guard !core.isClosed else { throw .connectionClosed }
         guard record.snapshot.end == nil else { return }  // the daemon would ignore it too
         guard let target = record.target, let session = core.session(for: target.router) else {
@@ -175,7 +187,9 @@ extension FrameRateConnection {
             guard core.reconnects else { throw .connectionClosed }
             return
         }
-        let params = FrameDoneRequest(link: target.id, sequence: record.daemonSequence(for: sequence)).jsonValue
+        let params = FrameDoneRequest(
+            link: target.id, sequence: record.daemonSequence(for: sequence), contentVelocity: contentVelocity
+        ).jsonValue
         do throws(FrameRateClientError) {
             try await notify(V1Method.frameDone.rawValue, params: params, on: session)
         } catch .connectionClosed where core.reconnects {

@@ -27,14 +27,14 @@ import NIOPosix
 ///   ``DisplayLinkHandle/daemonID``), ticks carry that id, and the outage shows
 ///   as one tick whose `skipped` counts the link's intervals that passed (see
 ///   ``DisplayLinkHandle/ticks`` for the exact rule), with `sequence` continuing
-///   from the application's last one; ``DisplayLinkHandle/frameDone(sequence:)``
+///   from the application's last one; ``DisplayLinkHandle/frameDone(sequence:contentVelocity:)``
 ///   takes those sequences and maps them back to the daemon's;
 /// - a ``CompositorWatch`` carries on with the same id and event stream, which
 ///   first gets one synthetic event of kind ``CompositorWatchEvent/resynchronizedKind``
 ///   carrying the new daemon's full state (events during the outage are lost);
 /// - calls pending when the connection drops, and calls made while it is down,
 ///   fail at once with ``FrameRateClientError/connectionClosed`` (nothing waits for
-///   the daemon to come back); except that ``DisplayLinkHandle/frameDone(sequence:)``
+///   the daemon to come back); except that ``DisplayLinkHandle/frameDone(sequence:contentVelocity:)``
 ///   is dropped silently and ``DisplayLinkHandle/invalidate()`` /
 ///   ``CompositorWatch/unwatch()`` succeed locally (the daemon has already
 ///   released the link), so a render loop sees no error;

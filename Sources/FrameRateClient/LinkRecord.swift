@@ -129,12 +129,13 @@ final class LinkRecord: Sendable {
     /// Records a successful Register or Update; `range` and `paused` are what the
     /// update changed. Returns `status` with the application-visible link id.
     @discardableResult
-    func didUpdate(status: LinkStatusResult, range: FrameRateRange?, paused: Bool?) -> LinkStatusResult {
+    func didUpdate(status: LinkStatusResult, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil) -> LinkStatusResult {
         state.withLock { state in
             if let range { state.registration.range = range }
             // The daemon echoes the frame timing in force: a reconnect registers the link with it.
             if let timelines = status.timelines { state.registration.timelines = timelines }
             if let latency = status.preferredFrameLatency { state.registration.preferredFrameLatency = latency }
+            if let adaptive { state.registration.adaptive = adaptive }
             if let paused {
                 state.registration.paused = paused
                 if paused { state.sequencer.paused() }

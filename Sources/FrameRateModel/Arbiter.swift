@@ -188,6 +188,12 @@ public struct Arbiter: Sendable {
             }
             groups.add(link: link, range: effective, vote: vote())
         }
+
+        /// Lists `limit` among the limited links (a panel vote's ``LimitReason/velocity``);
+        /// `vote` is evaluated only if the link must be named.
+        mutating func note(_ limit: LinkLimit, vote: @autoclosure () -> LinkVote) {
+            if limited.insert(limit) { firstLimited = vote() }
+        }
     }
 
     /// Decides the refresh rate for the votes in `ballot`.

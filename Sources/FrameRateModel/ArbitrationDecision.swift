@@ -29,6 +29,9 @@ public enum LimitReason: String, CaseIterable, Hashable, Sendable {
     /// An adaptive link (`adaptive: true`) whose frames kept missing their deadline was
     /// stepped down to a rate they fit (``OverrunMonitor``).
     case overrun
+    /// The link reports content velocity (`contentVelocity`): the panel runs at its
+    /// velocity table's rate while its callbacks keep their own (only in a panel decision).
+    case velocity
 }
 
 /// One link that gets less than it asked for, and why.
@@ -43,6 +46,8 @@ public struct LinkLimit: Hashable, Sendable {
     public let wanted: Double
     /// The most it may have, in Hz: the entitlement-free limit or the cap.
     public let got: Double
+    /// For a ``LimitReason/velocity`` limit: the reported velocity that decided, points/s.
+    public var contentVelocity: Double? = nil
 
     /// Builds a limit.
     public init(link: LinkID, by: LimitReason, wanted: Double, got: Double) {
@@ -101,6 +106,10 @@ public struct Decision: Hashable, Sendable {
     /// The links ``reason`` names (at most two: the first decider and the first limited
     /// link), with the label and range it names them by.
     let named: [LinkVote]
+    /// Whether a boost holds the rate: one of the listed ``deciders`` is boosted
+    /// (`DisplayLink/Boost`) and votes its boost's range. Set by the display, which knows
+    /// its boosts; an arbitration alone never sets it.
+    public internal(set) var boosted: Bool = false
 
     /// The links ``reason`` names by label (at most two), whose holders decide who may see those labels.
     public var namedLinks: [LinkID] { named.map(\.link) }
@@ -109,7 +118,7 @@ public struct Decision: Hashable, Sendable {
     func with(pending: PendingRateChange?) -> Decision {
         Decision(
             rate: rate, rule: rule, deciders: deciders, deciderCount: deciderCount, cap: cap,
-            limited: limited, limitedCount: limitedCount, pending: pending, reason: reason, named: named
+            limited: limited, limitedCount: limitedCount, pending: pending, reason: reason, named: named, boosted: boosted
         )
     }
 

@@ -30,7 +30,7 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// The number of links on every display.
     public var linkCount: Int { displayOfLink.count }
 
-    private func index(of display: DisplayID?) throws(CompositorError) -> Int {
+    func index(of display: DisplayID?) throws(CompositorError) -> Int {
         guard let display else { return 0 }
         guard let index = displays.firstIndex(where: { $0.id == display }) else {
             throw .unknownDisplay(display, known: displayIDs)
@@ -38,7 +38,7 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         return index
     }
 
-    private func index(of link: LinkID, owner: OwnerID) throws(CompositorError) -> Int {
+    func index(of link: LinkID, owner: OwnerID) throws(CompositorError) -> Int {
         guard let index = displayOfLink[link], displays[index].link(link)?.owner == owner else { throw .linkNotFound(link) }
         return index
     }

@@ -52,6 +52,7 @@ enum DecisionReason {
             case .entitlement: by = "without the high-frame-rate entitlement"
             case .cap: by = "by \(cap?.source ?? "a cap")"
             case .overrun: by = "because its frames kept missing their deadline (adaptive)"
+            case .velocity: by = "on the panel by its content velocity, \(FrameRateMath.format(first.contentVelocity ?? 0)) pt/s"
             }
             let subject = first.link == deciders.first ? "it" : name(first.link)
             sentence += "; \(subject) is limited to \(FrameRateMath.format(first.got)) Hz \(by)"

@@ -15,6 +15,8 @@ struct DisplayLinkState: Sendable {
     var boost: LinkBoost? = nil
     /// Adaptive pacing, when the link asked for it (`adaptive: true`).
     var overrun: OverrunMonitor? = nil
+    /// Its latest content-velocity report still in force, if any: its panel vote.
+    var velocity: ContentVelocityReport? = nil
 
     /// The range the link votes and is paced with, before caps: its boost's while boosted.
     var votedRange: FrameRateRange { boost?.range ?? configuration.range }
@@ -44,13 +46,23 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// The end of every boost in force (each link's ``DisplayLinkState/boost``), so the
     /// per-vsync question "does a boost end?" costs O(boosted links), not O(links).
     private var boostEnds: [LinkID: Duration] = [:]
+    /// The panel's rate: the same timing rules as ``governor``'s, over the panel
+    /// arbitration, where links reporting content velocity vote their velocity table's
+    /// rate (``arbitratePanel(grid:)``). Without a report in force it sees exactly the
+    /// decisions ``governor`` sees, so the panel runs at the grid rate.
+    private(set) var panel: RefreshRateGovernor<C>
+    /// When each link's content-velocity report in force expires (each link's
+    /// ``DisplayLinkState/velocity``), as the time since the display's origin.
+    private var velocityExpiries: [LinkID: Duration] = [:]
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
         self.caps = configuration.caps
         let initial = configuration.profile.initialRate
-        self.governor = RefreshRateGovernor(initialRate: initial, settings: settings)
+        let governor = RefreshRateGovernor<C>(initialRate: initial, settings: settings)
+        self.governor = governor
+        self.panel = governor
         self.timeline = VsyncTimeline(start: start, rate: initial)
         self.origin = start
         // Until a link votes, the initial rate is held by nobody: idle.
@@ -86,6 +98,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         )
         // A placeholder until the links are in: the target is arbitrated from them below.
         self.governor = RefreshRateGovernor(initialRate: checkpoint.refreshRate, settings: settings)
+        self.panel = governor
         for link in checkpoint.links {
             guard positions[link.link] == nil else { throw CheckpointMismatch("\(link.link) appears twice in the snapshot") }
             guard link.pacing.isConsistent else { throw CheckpointMismatch("\(link.link)'s sequence numbers are inconsistent") }
@@ -108,6 +121,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             idleSince: checkpoint.idleSince.map { start.advanced(by: $0) },
             decreaseWantedSince: checkpoint.decreaseWantedSince.map { start.advanced(by: $0) }, settings: settings
         )
+        // Velocity reports are not in the snapshot (they expire within 0.5 s): the panel
+        // restarts at the grid rate.
+        panel = governor
         holdResidency(decision, rate: checkpoint.refreshRate, at: .zero)
     }
 
@@ -125,7 +141,12 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         )
     }
 
+    /// The grid rate in force, in Hz: the display's vsync timeline and every link's pacing.
     var refreshRate: Double { governor.currentRate }
+
+    /// The panel rate in force, in Hz: what the panel shows frames at. Below
+    /// ``refreshRate`` only while a link's content velocity lowers it; never above.
+    var panelRate: Double { Swift.min(panel.currentRate, governor.currentRate) }
 
     func contains(_ link: LinkID) -> Bool { positions[link] != nil }
 
@@ -168,12 +189,24 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// The latest arbitration, with the change it makes if that is not in force yet:
     /// an increase at the next vsync, a decrease (or idle drop) at the first vsync at
     /// or after the governor's deadline.
-    var decision: Decision {
+    var decision: Decision { pendingDecision(of: governor) }
+
+    /// The latest panel arbitration, with its pending change, or `nil` when no
+    /// content-velocity report is in force and the panel runs at the grid rate (the
+    /// panel decision is then ``decision``).
+    var panelDecision: Decision? {
+        guard !velocityExpiries.isEmpty || !FrameRateMath.equal(panelRate, refreshRate) else { return nil }
+        return pendingDecision(of: panel)
+    }
+
+    /// `governor`'s target, with the change it makes if that is not in force yet.
+    private func pendingDecision(of governor: RefreshRateGovernor<C>) -> Decision {
         guard let target = governor.target else { preconditionFailure("a display arbitrates when it is built") }
-        guard !FrameRateMath.equal(target.rate, refreshRate) else { return target }
+        let current = governor.currentRate
+        guard !FrameRateMath.equal(target.rate, current) else { return target }
         let next = timeline.next.instant
         var due = next
-        if target.rate < refreshRate, let deadline = governor.pendingDecreaseDeadline, next < deadline {
+        if target.rate < current, let deadline = governor.pendingDecreaseDeadline, next < deadline {
             // The first vsync on the current grid at or after the deadline.
             let period = timeline.period
             var periods = Int((next.duration(to: deadline) / period).rounded(.up))
@@ -232,6 +265,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         catchUp(to: now)
         guard let position = positions.removeValue(forKey: id) else { return }
         boostEnds[id] = nil
+        velocityExpiries[id] = nil
         links.remove(at: position)
         pendingFrames[id] = nil
         residency.linkEnded(id)
@@ -250,6 +284,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             pendingFrames[link.id] = nil
             residency.linkEnded(link.id)
             boostEnds[link.id] = nil
+            velocityExpiries[link.id] = nil
         }
         links.removeAll { $0.owner == owner }
         // Only links after the first removed one moved.
@@ -403,6 +438,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// driver is about to process that vsync.)
     private mutating func catchUp(to now: C.Instant) {
         expireBoosts(through: now)
+        expireVelocities(through: now)
         if nextEventfulVsync.map({ $0 > now }) ?? true { timeline.skipIdle(to: now) }
     }
 
@@ -418,7 +454,16 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 vote: vote(of: links[index])
             )
         }
-        return arbiter.decide(ballot)
+        return markingBoost(arbiter.decide(ballot))
+    }
+
+    /// `decision` with ``Decision/boosted`` set when one of its listed deciders is boosted.
+    /// O(listed deciders), and nothing without a boost in force.
+    private func markingBoost(_ decision: Decision) -> Decision {
+        guard !boostEnds.isEmpty, decision.deciders.contains(where: { boostEnds[$0] != nil }) else { return decision }
+        var marked = decision
+        marked.boosted = true
+        return marked
     }
 
     /// Re-arbitrates at `now`: the governor learns the decision, and a decision at the
@@ -426,11 +471,15 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// when the change is applied at a vsync; until then the previous holders keep it (an
     /// increase's wait for the next vsync, a decrease's dwell), except when no link votes
     /// any more: then the idle timeout is what holds the rate.
+    /// Residency is the panel's: it follows the panel arbitration (the grid's when no
+    /// content-velocity report is in force).
     private mutating func rearbitrate(at now: C.Instant) {
         let decision = arbitrate()
         governor.observe(decision, at: now)
-        if FrameRateMath.equal(decision.rate, refreshRate) || decision.rule == .idle {
-            holdResidency(decision, rate: refreshRate, at: origin.duration(to: now))
+        let panelDecision = arbitratePanel(grid: decision)
+        panel.observe(panelDecision, at: now)
+        if FrameRateMath.equal(panelDecision.rate, panelRate) || panelDecision.rule == .idle {
+            holdResidency(panelDecision, rate: panelRate, at: origin.duration(to: now))
         }
     }
 
@@ -495,6 +544,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             let due = timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index
             if earliest == nil || due < earliest! { earliest = due }
         }
+        if let due = panelEventfulIndex, earliest == nil || due < earliest! { earliest = due }
         for index in links.indices where !links[index].configuration.isPaused {
             let divisor = UInt64(links[index].pacer.cadence.divisor)
             let due = (next.index + divisor - 1) / divisor * divisor
@@ -509,19 +559,29 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // The vsync a boost's end is due at, by index, as ``nextEventfulVsync`` schedules it
         // (an end between two vsyncs is processed at the first one after it).
         let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsync(atOrAfter: origin.advanced(by: $0)).index) }
+        let velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsync(atOrAfter: origin.advanced(by: $0)).index) }
         let (vsync, missed) = timeline.advance(to: now)
         // A boost ending at or before this vsync re-arbitrates first, at its own end.
         if let (end, due) = boostDue, due <= vsync.index { expireBoosts(through: Swift.max(vsync.instant, origin.advanced(by: end))) }
+        if let (end, due) = velocityDue, due <= vsync.index {
+            expireVelocities(through: Swift.max(vsync.instant, origin.advanced(by: end)))
+        }
         let change = governor.vsync(at: vsync.instant)
+        let panelChange = panel.vsync(at: vsync.instant)
         let time = origin.duration(to: vsync.instant)
         if let change {
             timeline.changeRate(to: change.to)
             recomputeCadences()
-            holdResidency(change.decision, rate: change.to, at: time)
+        }
+        if change != nil || panelChange != nil, let holding = panelChange?.decision ?? panel.target {
+            holdResidency(holding, rate: panelRate, at: time)
         }
         let presentations = pendingFrames.isEmpty ? [] : showFrames(at: time, vsync: vsync.instant)
         let refresh = refreshRate
         let period = timeline.period
+        // Ticks carry the panel's rate and period; their timestamps stay on the grid.
+        let panelRate = self.panelRate
+        let panelPeriod = FrameRateMath.equal(panelRate, refresh) ? period : VsyncTimeline<C.Instant>.period(of: panelRate)
         var ticks: [Tick<C.Instant>] = []
         ticks.reserveCapacity(links.count)
         // Every link with one divisor shares its target and callback rate: computed once per divisor.
@@ -542,7 +602,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             }
             var tick = Tick(
                 link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
-                duration: period, refreshRate: refresh, callbackRate: cadence.callbackRate, skipped: skipped
+                duration: panelPeriod, refreshRate: panelRate, callbackRate: cadence.callbackRate, skipped: skipped
             )
             if links[index].boost != nil { tick.boosted = true }
             if links[index].configuration.needsFrameSchedule {
@@ -559,7 +619,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
-            rateChange: change, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant
+            rateChange: change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant
         )
     }
 
@@ -577,7 +637,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             effectiveRange: effectiveRange(of: link),
             callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link),
             hitches: link.presentation.hasPresented
-                ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil
+                ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil,
+            boostedUntil: link.boost?.end
         )
     }
 
@@ -598,8 +659,113 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return DisplaySnapshot(
             id: id, profile: arbiter.profile, refreshRate: refresh, reasonPrefix: prefix,
-            targetRate: decision.rate, caps: caps, links: links.map { linkSnapshot($0, at: now) }, decision: decision,
+            targetRate: decision.rate, panelRate: panelRate, panelDecision: panelDecision, caps: caps, links: links.map { linkSnapshot($0, at: now) }, decision: decision,
             residency: residency.entries(at: now ?? latestTime)
         )
+    }
+}
+
+// MARK: - Panel rate from content velocity (issue 13 §2; docs/arbitration.md)
+
+extension Display {
+    /// Records `link`'s `contentVelocity` report (points/s, finite, `>= 0`) made at `now`:
+    /// its panel vote until the report expires ``ContentVelocityTable/reportLifetime``
+    /// later. On a profile without a velocity table the report is accepted and ignored.
+    /// Re-arbitrates only when the report moves the link to another table rate (or is
+    /// its first), so a report per frame costs O(1) while the band holds.
+    /// - Returns: whether the panel arbitration ran again (its target may have changed).
+    mutating func reportVelocity(_ id: LinkID, velocity: Double, at now: C.Instant) -> Bool {
+        guard let table = arbiter.profile.velocityTable, velocity.isFinite, velocity >= 0 else { return false }
+        catchUp(to: now)
+        guard let position = positions[id] else { return false }
+        let time = origin.duration(to: now)
+        let rate = table.rate(for: velocity)
+        let previous = links[position].velocity
+        let report = ContentVelocityReport(velocity: velocity, rate: rate, expires: time + ContentVelocityTable.reportLifetime)
+        links[position].velocity = report
+        velocityExpiries[id] = report.expires
+        guard previous.map({ !FrameRateMath.equal($0.rate, rate) }) ?? true else { return false }
+        rearbitrate(at: now)
+        return true
+    }
+
+    /// The earliest expiry of a velocity report in force, as the time since the display's origin.
+    private var earliestVelocityExpiry: Duration? {
+        velocityExpiries.isEmpty ? nil : velocityExpiries.values.min()
+    }
+
+    /// Ends every velocity report that expired at or before `now`, in order of expiry,
+    /// each re-arbitrating at the instant it expired (so the panel's dwell counts from there).
+    private mutating func expireVelocities(through now: C.Instant) {
+        let time = origin.duration(to: now)
+        // Each pass ends at least one report: at most one pass per link.
+        while let end = earliestVelocityExpiry, end <= time {
+            for (id, expiry) in velocityExpiries where expiry == end {
+                velocityExpiries[id] = nil
+                if let index = positions[id] { links[index].velocity = nil }
+            }
+            rearbitrate(at: origin.advanced(by: end))
+        }
+    }
+
+    /// The first vsync index at which the panel's governor applies a change or a
+    /// velocity report expires, if any.
+    private var panelEventfulIndex: UInt64? {
+        var earliest: UInt64?
+        if let target = panel.target, !FrameRateMath.equal(target.rate, panel.currentRate) {
+            if target.rate > panel.currentRate {
+                earliest = timeline.next.index
+            } else if let deadline = panel.pendingDecreaseDeadline {
+                earliest = timeline.firstVsync(atOrAfter: deadline).index
+            }
+        }
+        if let end = earliestVelocityExpiry {
+            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index
+            if earliest == nil || due < earliest! { earliest = due }
+        }
+        return earliest
+    }
+
+    /// The panel arbitration: `grid` itself when no velocity report is in force; else
+    /// the same ballot, except that each unboosted link with a report votes its table
+    /// rate as `{rate, rate, rate}`, never above its own maximum (its minimum is for its
+    /// callbacks, which stay on the grid: the field study's 120-120-120 animation ran
+    /// the panel at 60 Hz), under its entitlement, caps and adaptive ceiling as any vote.
+    /// A boost holds the panel too: a boosted link votes its boost range. A link whose
+    /// table rate is below what it would have otherwise is listed as limited
+    /// `by: velocity`, with the velocity that decided.
+    private func arbitratePanel(grid: Decision) -> Decision {
+        guard !velocityExpiries.isEmpty else { return grid }
+        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
+        for index in links.indices where !links[index].configuration.isPaused {
+            let link = links[index]
+            guard let report = link.velocity, link.boost == nil else {
+                ballot.add(
+                    link: link.id, range: link.votedRange, entitled: link.configuration.hasHighFrameRateEntitlement,
+                    overrunCeiling: link.overrun?.ceiling, vote: vote(of: link)
+                )
+                continue
+            }
+            let rate = Swift.min(report.rate, link.votedRange.maximum)
+            let range = FrameRateRange(uncheckedMinimum: rate, maximum: rate, preferred: rate)
+            var vote = LinkVote(
+                link: link.id, range: range, hasHighFrameRateEntitlement: link.configuration.hasHighFrameRateEntitlement,
+                label: link.configuration.label
+            )
+            vote.contentVelocity = report.velocity
+            ballot.add(
+                link: link.id, range: range, entitled: link.configuration.hasHighFrameRateEntitlement,
+                overrunCeiling: link.overrun?.ceiling, vote: vote
+            )
+            // What the link's ordinary vote asks of the panel, under its ceilings.
+            let effective = effectiveRange(of: link)
+            let ordinary = effective.hasPreferredRate ? effective.preferred : effective.maximum
+            if rate < ordinary && !FrameRateMath.equal(rate, ordinary) {
+                var limit = LinkLimit(link: link.id, by: .velocity, wanted: ordinary, got: rate)
+                limit.contentVelocity = report.velocity
+                ballot.note(limit, vote: vote)
+            }
+        }
+        return markingBoost(arbiter.decide(ballot))
     }
 }

@@ -16,6 +16,10 @@ public struct DisplayProfile: Hashable, Sendable, CustomStringConvertible {
     public let supportedRates: [Double]
     /// Whether rates above 60 Hz are unlocked only by links with the entitlement.
     public let requiresEntitlementAbove60Hz: Bool
+    /// The panel rates content velocity votes for (``ContentVelocityTable``), or `nil`:
+    /// then `contentVelocity` reports are accepted and ignored (a fixed-rate panel, a
+    /// custom profile).
+    public private(set) var velocityTable: ContentVelocityTable? = nil
 
     /// Builds a custom profile.
     ///
@@ -63,6 +67,13 @@ public struct DisplayProfile: Hashable, Sendable, CustomStringConvertible {
         supportedRates.first { FrameRateMath.equal($0, 60) } ?? highestRate
     }
 
+    /// The same profile with `table` as its content-velocity table.
+    func with(velocityTable table: ContentVelocityTable) -> DisplayProfile {
+        var profile = self
+        profile.velocityTable = table
+        return profile
+    }
+
     /// `name: r1 r2 ... Hz`.
     public var description: String {
         "\(name): " + supportedRates.map(FrameRateMath.format).joined(separator: " ") + " Hz"
@@ -76,13 +87,13 @@ extension DisplayProfile {
         name: "promotion-phone",
         supportedRates: [120, 80, 60, 48, 40, 30, 24, 20, 16, 15, 12, 10],
         requiresEntitlementAbove60Hz: true
-    )
+    ).with(velocityTable: .phone)
 
     /// ProMotion pad panel: 120 60 40 30 24 Hz; no entitlement needed.
     public static let promotionPad = try! DisplayProfile(
         name: "promotion-pad",
         supportedRates: [120, 60, 40, 30, 24]
-    )
+    ).with(velocityTable: .pad)
 
     /// A fixed 60 Hz panel.
     public static let fixed60 = try! DisplayProfile(name: "fixed-60", supportedRates: [60])

@@ -11,6 +11,8 @@ public struct LinkVote: Hashable, Sendable {
     public let label: String?
     /// Whether `range` is a transient boost's (``LinkBoost``), named in decision reasons.
     public var isBoosted: Bool = false
+    /// The content velocity (points/s) whose table rate `range` is, for a panel vote, named in reasons.
+    public var contentVelocity: Double? = nil
 
     /// Builds a vote.
     public init(link: LinkID, range: FrameRateRange, hasHighFrameRateEntitlement: Bool, label: String? = nil) {
@@ -29,5 +31,6 @@ public struct LinkVote: Hashable, Sendable {
     func reasonName(showingLabel: Bool) -> String {
         let name = showingLabel ? label.map { "\(link) '\($0)'" } ?? "\(link)" : "\(link)"
         return "\(name) \(range)" + (isBoosted ? " boosted" : "")
+            + (contentVelocity.map { " at \(FrameRateMath.format($0)) pt/s" } ?? "")
     }
 }

@@ -17,6 +17,9 @@ public struct LinkSnapshot: Hashable, Sendable {
     public let limit: LinkLimit?
     /// Its presented frames and hitches; `nil` when it never sent `Present`.
     public let hitches: HitchSummary?
+    /// When its boost in force ends, as the time since ``Compositor/start``
+    /// (``Compositor/instant(sinceStart:)`` gives the instant); `nil` when not boosted.
+    public var boostedUntil: Duration? = nil
 }
 
 /// A read-only view of one display, for status output.
@@ -25,7 +28,7 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public let id: DisplayID
     /// Its profile.
     public let profile: DisplayProfile
-    /// The refresh rate in force, in Hz.
+    /// The refresh rate in force, in Hz: the vsync grid the links tick on.
     public let refreshRate: Double
     /// What comes before the decision's reason in ``reason``: when a pending change
     /// happens (`moving to 60 Hz after the decrease dwell: `), or empty.
@@ -34,6 +37,12 @@ public struct DisplaySnapshot: Hashable, Sendable {
     public var reason: String { reasonPrefix + decision.reason }
     /// The rate arbitration wants, in Hz (differs from `refreshRate` during a decrease dwell or idle wait).
     public let targetRate: Double
+    /// The panel rate in force, in Hz: ``refreshRate`` unless a link's content velocity
+    /// lowers the panel (then the links' callbacks stay on the grid at ``refreshRate``).
+    public var panelRate: Double
+    /// The panel arbitration with its pending change, while a content-velocity report is
+    /// in force or the panel runs below the grid; `nil` when it is ``decision``.
+    public var panelDecision: Decision?
     /// The caps in force.
     public let caps: DisplayCaps
     /// Every link on the display, in registration order.

@@ -13,11 +13,14 @@ public struct Tick<Instant: InstantProtocol>: Hashable, Sendable where Instant.D
     /// The deadline for the next frame, `timestamp + 1 / callbackRate`
     /// (`CADisplayLink.targetTimestamp`).
     public let targetTimestamp: Instant
-    /// The display's refresh period, `1 / refreshRate` (`CADisplayLink.duration`).
+    /// The display's (panel's) refresh period, `1 / refreshRate` (`CADisplayLink.duration`).
     public let duration: Duration
-    /// The display's refresh rate, in Hz.
+    /// The panel's refresh rate, in Hz: the display's grid rate, or lower while a link's
+    /// content velocity lowers the panel (``ContentVelocityTable``).
     public let refreshRate: Double
-    /// The link's callback rate, `refreshRate / n`, in Hz.
+    /// The link's callback rate on the display's grid, in Hz: `refreshRate / n`, except
+    /// while content velocity lowers the panel, when it is `grid rate / n` and may exceed
+    /// `refreshRate` (`timestamp` and `targetTimestamp` stay on the grid).
     public let callbackRate: Double
     /// How many of the link's intervals passed without a tick since its last one.
     public let skipped: UInt64

@@ -10,6 +10,9 @@ public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Dura
     public let missedVsyncs: UInt64
     /// The refresh-rate change that took effect at this vsync, if any.
     public let rateChange: RefreshRateChange?
+    /// The panel-rate change that took effect at this vsync, if any: the same as
+    /// ``rateChange`` unless a content-velocity report lowers the panel below the grid.
+    public var panelChange: RefreshRateChange? = nil
     /// Ticks to deliver, in link registration order.
     public let ticks: [Tick<Instant>]
     /// Frames shown at this vsync (`Present`ed earlier), by link id.

@@ -200,12 +200,13 @@ extension CompositorCore {
         let at = now()
         // Pacing and frame timing only: nothing GetState shows changes and no deadline moves,
         // so no wake-up, unless an adaptive link stepped (``adaptiveStepped(_:link:session:)``).
-        let step = try mapped { () throws(CompositorError) in
-            try shared.update { (state) throws(CompositorError) in
-                try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
+        let (step, panelMoved) = try mapped { () throws(CompositorError) in
+            try shared.update { (state) throws(CompositorError) -> (OverrunMonitor.Step?, Bool) in
+                let step = try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
+                return (step, try state.reportContentVelocity(request.contentVelocity, link: request.link, owner: session.owner, at: at))
             }
         }
-        if let step { adaptiveStepped(step, link: request.link, session: session) }
+        if let step { adaptiveStepped(step, link: request.link, session: session) } else if panelMoved { shared.change { _ in } }
         return .object([:])
     }
 
@@ -235,6 +236,7 @@ extension CompositorCore {
                     link: request.link, owner: session.owner, sequence: request.sequence, notBefore: notBefore,
                     minimumInterval: interval, vsyncID: request.vsyncId, at: at
                 )
+                _ = try state.reportContentVelocity(request.contentVelocity, link: request.link, owner: session.owner, at: at)
                 return (replaced, step)
             }
         }

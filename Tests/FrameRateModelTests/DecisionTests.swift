@@ -101,7 +101,7 @@ struct DecisionTests {
         #expect(DisplayCaps(limitFrameRate: true, thermalState: .critical).effectiveCap(configuredMaximum: 60)?.kind == .limitFrameRate)
         #expect(DisplayCaps(thermalState: .critical).effectiveCap(configuredMaximum: 48)?.kind == .maxRefreshRate)
         #expect(CapSource.allCases.map(\.rawValue) == ["lowPower", "limitFrameRate", "thermal", "maxRefreshRate"])
-        #expect(LimitReason.allCases.map(\.rawValue) == ["entitlement", "cap", "overrun"])
+        #expect(LimitReason.allCases.map(\.rawValue) == ["entitlement", "cap", "overrun", "velocity"])
     }
 
     @Test("the configured maximum holds the display below the entitled link's rate")

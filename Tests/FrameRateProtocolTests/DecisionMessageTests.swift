@@ -42,7 +42,7 @@ struct DecisionMessageTests {
     func names() {
         #expect(ArbitrationRule.allCases.map(\.rawValue) == ["cap", "exact", "priority", "preferred", "most-served", "idle"])
         #expect(CapSource.allCases.map(\.rawValue) == ["lowPower", "limitFrameRate", "thermal", "maxRefreshRate"])
-        #expect(LimitReason.allCases.map(\.rawValue) == ["entitlement", "cap", "overrun"])
+        #expect(LimitReason.allCases.map(\.rawValue) == ["entitlement", "cap", "overrun", "velocity"])
     }
 
     @Test(

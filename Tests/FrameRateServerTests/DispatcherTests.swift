@@ -92,7 +92,8 @@ import Testing
         let reply = try client.request(.getState)
         let result = try #require(try message(reply).result)
         let display = try #require(result["displays"]?[0])
-        #expect(display.objectValue?.keys == ["id", "profile", "supportedRates", "refreshRate", "reason", "caps", "links", "decision", "residency", "uptime"])
+        #expect(display.objectValue?.keys == ["id", "profile", "supportedRates", "refreshRate", "reason", "caps", "links", "decision", "residency", "uptime", "panelRate", "panelDecision"])
+        #expect(display["panelRate"] == 60.0 && display["panelDecision"] == .null)
         #expect(display["id"] == 0)
         #expect(display["profile"] == "promotion-phone")
         #expect(display["supportedRates"] == [120.0, 80.0, 60.0, 48.0, 40.0, 30.0, 24.0, 20.0, 16.0, 15.0, 12.0, 10.0])
@@ -108,6 +109,7 @@ import Testing
                     "uid": .number(JSONNumber(Int(Peers.user.uid))), "command": "app",
                     "since": .number(JSONNumber(text: WireTime.format(nanoseconds: server.clock.now.nanoseconds))!),
                     "limitedBy": nil, "wanted": nil, "got": nil, "hitches": nil, "timelines": 1, "preferredFrameLatency": 1,
+                    "adaptive": false, "boostedUntil": nil,
                 ]
         )
         // The typed parser the client uses reads it back.

@@ -95,6 +95,10 @@ public struct LinkState: Hashable, Sendable {
     public var timelines: Int = 1
     /// Its `preferredFrameLatency` (1 from an older daemon).
     public var preferredFrameLatency: Int = 1
+    /// Whether it steps down while its frames keep missing their deadline (`adaptive`).
+    public var adaptive: Bool = false
+    /// When its boost in force ends, seconds on `CLOCK_MONOTONIC`; `nil` when not boosted.
+    public var boostedUntil: Double?
 
     /// Builds a link state from the model's snapshot and the owner's identity (`nil`:
     /// hidden from this viewer, and so is the label); `start` is the compositor's start
@@ -112,6 +116,8 @@ public struct LinkState: Hashable, Sendable {
         self.hitches = snapshot.hitches
         self.timelines = snapshot.configuration.timelines
         self.preferredFrameLatency = snapshot.configuration.frameLatency
+        self.adaptive = snapshot.configuration.isAdaptive
+        self.boostedUntil = snapshot.boostedUntil.map { start.advanced(by: $0).seconds }
     }
 
     /// Parses a link from the daemon.
@@ -134,6 +140,8 @@ public struct LinkState: Hashable, Sendable {
         }
         self.timelines = try reader.integer("timelines", minimum: 1, maximum: Int64(FrameSchedule.maximumFrames)).map { Int($0) } ?? 1
         self.preferredFrameLatency = try reader.integer("preferredFrameLatency", minimum: 1, maximum: 2).map { Int($0) } ?? 1
+        self.adaptive = try reader.bool("adaptive") ?? false
+        self.boostedUntil = try reader.number("boostedUntil")
     }
 
     /// The link object.
@@ -150,6 +158,8 @@ public struct LinkState: Hashable, Sendable {
         object["hitches"] = hitches?.jsonValue ?? .null
         object["timelines"] = .number(JSONNumber(timelines))
         object["preferredFrameLatency"] = .number(JSONNumber(preferredFrameLatency))
+        object["adaptive"] = .bool(adaptive)
+        object["boostedUntil"] = boostedUntil.map { JSONValue.wireTime(seconds: $0) } ?? .null
         return .object(object)
     }
 }
@@ -179,6 +189,13 @@ public struct DisplayState: Hashable, Sendable {
     /// The time ``residency`` covers, seconds: from the display's start to when the state
     /// was taken (`nil` from an older daemon).
     public var uptime: Double?
+    /// The panel rate in force, Hz: ``refreshRate`` unless a link's `contentVelocity`
+    /// lowers the panel, while the links' callbacks stay on the ``refreshRate`` grid
+    /// (`nil` from an older daemon).
+    public var panelRate: Double?
+    /// The panel arbitration, while a `contentVelocity` report is in force or the panel
+    /// runs below the grid; `nil` when it is ``decision``.
+    public var panelDecision: DecisionState?
 
     /// Builds a display state from the model's snapshot; `peer` names each link's holder,
     /// or is `nil` for a holder this viewer may not know (whose labels the reasons then
@@ -201,6 +218,8 @@ public struct DisplayState: Hashable, Sendable {
         self.decision = DecisionState(snapshot.decision, start: start, showingLabelOf: showingLabel)
         self.residency = snapshot.residency.map { ResidencyRateState($0, peer: peer) }
         self.uptime = now.map { ResidencyRateState.seconds(start.duration(to: $0)) }
+        self.panelRate = snapshot.panelRate
+        self.panelDecision = snapshot.panelDecision.map { DecisionState($0, start: start, showingLabelOf: showingLabel) }
     }
 
     /// Parses a display from the daemon.
@@ -226,6 +245,10 @@ public struct DisplayState: Hashable, Sendable {
         }
         self.residency = residency
         self.uptime = try reader.number("uptime")
+        self.panelRate = try reader.number("panelRate")
+        if let decision = json["panelDecision"], !decision.isNull {
+            self.panelDecision = try DecisionState(json: decision, path: reader.fieldPath("panelDecision"))
+        }
     }
 
     /// The display object.
@@ -236,6 +259,7 @@ public struct DisplayState: Hashable, Sendable {
             "reason": .string(reason), "caps": caps.jsonValue, "links": .array(links.map(\.jsonValue)),
             "decision": decision?.jsonValue ?? .null, "residency": .array(residency.map(\.jsonValue)),
             "uptime": uptime.map { JSONValue($0) } ?? .null,
+            "panelRate": panelRate.map { JSONValue($0) } ?? .null, "panelDecision": panelDecision?.jsonValue ?? .null,
         ]
     }
 }

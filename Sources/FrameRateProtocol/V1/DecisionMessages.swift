@@ -28,6 +28,9 @@ public struct DecisionState: Hashable, Sendable {
     public var pending: DecisionPending?
     /// The same decision in one sentence for people.
     public var reason: String
+    /// Whether a boost holds the rate (a boosted link is among the deciders); on the wire
+    /// only when `true`.
+    public var boosted: Bool = false
 
     /// Builds a decision from its fields.
     public init(
@@ -57,6 +60,7 @@ public struct DecisionState: Hashable, Sendable {
             pending: decision.pending.map { DecisionPending(rate: $0.rate, at: start.advanced(by: $0.at).seconds) },
             reason: decision.reason(showingLabelOf: showingLabel)
         )
+        self.boosted = decision.boosted
     }
 
     /// The limit of `link`, if it is one of the listed ``limited`` links.
@@ -91,13 +95,13 @@ public struct DecisionState: Hashable, Sendable {
         var limited: [LinkLimit] = []
         for entry in try readBoundedArray(reader, "limited") {
             let limit = try ParamReader(entry, path: reader.fieldPath("limited"), allowed: nil)
-            limited.append(
-                LinkLimit(
-                    link: LinkID(rawValue: UInt64(try limit.requiredInteger("link", minimum: 1))),
-                    by: try readName(limit, "by", as: LimitReason.self),
-                    wanted: try limit.requiredNumber("wanted"), got: try limit.requiredNumber("got")
-                )
+            var entry = LinkLimit(
+                link: LinkID(rawValue: UInt64(try limit.requiredInteger("link", minimum: 1))),
+                by: try readName(limit, "by", as: LimitReason.self),
+                wanted: try limit.requiredNumber("wanted"), got: try limit.requiredNumber("got")
             )
+            entry.contentVelocity = try limit.number("contentVelocity")
+            limited.append(entry)
         }
         self.limited = limited
         self.limitedCount = Int(try reader.integer("limitedCount") ?? Int64(limited.count))
@@ -107,17 +111,20 @@ public struct DecisionState: Hashable, Sendable {
             self.pending = nil
         }
         self.reason = try reader.string("reason", maximumLength: 1 << 16) ?? ""
+        self.boosted = try reader.bool("boosted") ?? false
     }
 
     /// The decision object.
     public var jsonValue: JSONValue {
-        [
+        var object: JSONObject = [
             "rate": JSONValue(rate), "rule": .string(rule.rawValue),
             "deciders": .array(deciders.map { JSONValue($0.rawValue) }), "deciderCount": .number(JSONNumber(deciderCount)),
             "cap": cap?.jsonValue ?? .null,
             "limited": .array(limited.map(\.jsonValue)), "limitedCount": .number(JSONNumber(limitedCount)),
             "pending": pending?.jsonValue ?? .null, "reason": .string(reason),
         ]
+        if boosted { object["boosted"] = .bool(true) }
+        return .object(object)
     }
 }
 
@@ -156,9 +163,14 @@ public struct DecisionPending: Hashable, Sendable {
 }
 
 extension LinkLimit {
-    /// `{"link":1,"by":"entitlement","wanted":120.0,"got":60.0}`.
+    /// `{"link":1,"by":"entitlement","wanted":120.0,"got":60.0}`; a `velocity` limit adds
+    /// `"contentVelocity"` (points/s).
     public var jsonValue: JSONValue {
-        ["link": JSONValue(link.rawValue), "by": .string(by.rawValue), "wanted": JSONValue(wanted), "got": JSONValue(got)]
+        var object: JSONObject = [
+            "link": JSONValue(link.rawValue), "by": .string(by.rawValue), "wanted": JSONValue(wanted), "got": JSONValue(got),
+        ]
+        if let contentVelocity { object["contentVelocity"] = JSONValue(contentVelocity) }
+        return .object(object)
     }
 }
 

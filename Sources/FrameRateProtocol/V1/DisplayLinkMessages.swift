@@ -246,22 +246,31 @@ public struct FrameDoneRequest: Hashable, Sendable {
     public var link: LinkID
     /// The tick's sequence whose frame is finished.
     public var sequence: UInt64
+    /// The speed of the fastest-moving content in the frame, points per second (finite,
+    /// `>= 0`): the link's panel vote (``ContentVelocityTable``).
+    public var contentVelocity: Double?
 
     /// Builds a request.
-    public init(link: LinkID, sequence: UInt64) {
+    public init(link: LinkID, sequence: UInt64, contentVelocity: Double? = nil) {
         self.link = link
         self.sequence = sequence
+        self.contentVelocity = contentVelocity
     }
 
     /// Parses params, naming any bad field.
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["link", "sequence"])
+        let reader = try ParamReader(params, allowed: ["link", "sequence", "contentVelocity"])
         self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
         self.sequence = UInt64(try reader.requiredInteger("sequence", minimum: 0))
+        self.contentVelocity = try readContentVelocity(reader)
     }
 
     /// The params object.
-    public var jsonValue: JSONValue { ["link": JSONValue(link.rawValue), "sequence": JSONValue(sequence)] }
+    public var jsonValue: JSONValue {
+        var object: JSONObject = ["link": JSONValue(link.rawValue), "sequence": JSONValue(sequence)]
+        if let contentVelocity { object["contentVelocity"] = JSONValue(contentVelocity) }
+        return .object(object)
+    }
 }
 
 /// `framerate.v1.DisplayLink/Closed` notification params: the daemon ended a link.

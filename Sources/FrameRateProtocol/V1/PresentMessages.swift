@@ -15,6 +15,9 @@ public struct PresentRequest: Hashable, Sendable {
     /// (or of a later frame of the tick, up to the seventh); `nil`: the tick's own
     /// `targetPresentationTimestamp`.
     public var vsyncId: UInt64?
+    /// The speed of the fastest-moving content in the frame, points per second (finite,
+    /// `>= 0`): the link's panel vote (``ContentVelocityTable``).
+    public var contentVelocity: Double?
 
     /// The longest `afterMinimumDuration` accepted: 10 s.
     public static let maximumInterval = 10.0
@@ -32,7 +35,7 @@ public struct PresentRequest: Hashable, Sendable {
     /// Parses params, naming any bad field. (`at`'s distance from now is checked by the
     /// daemon, which knows now: ``maximumLead``.)
     public init(params: JSONValue?) throws(RPCError) {
-        let reader = try ParamReader(params, allowed: ["link", "sequence", "at", "afterMinimumDuration", "vsyncId"])
+        let reader = try ParamReader(params, allowed: ["link", "sequence", "at", "afterMinimumDuration", "vsyncId", "contentVelocity"])
         self.link = LinkID(rawValue: UInt64(try reader.requiredInteger("link", minimum: 1)))
         self.sequence = UInt64(try reader.requiredInteger("sequence", minimum: 1))
         if let at = try reader.number("at") {
@@ -51,6 +54,7 @@ public struct PresentRequest: Hashable, Sendable {
             self.afterMinimumDuration = interval
         }
         self.vsyncId = try reader.integer("vsyncId").map { UInt64($0) }
+        self.contentVelocity = try readContentVelocity(reader)
     }
 
     /// The params object.
@@ -59,6 +63,7 @@ public struct PresentRequest: Hashable, Sendable {
         if let at { object["at"] = .wireTime(seconds: at) }
         if let afterMinimumDuration { object["afterMinimumDuration"] = JSONValue(afterMinimumDuration) }
         if let vsyncId { object["vsyncId"] = JSONValue(vsyncId) }
+        if let contentVelocity { object["contentVelocity"] = JSONValue(contentVelocity) }
         return .object(object)
     }
 }

@@ -96,6 +96,8 @@ public enum ServiceCatalog {
         field("displays[].decision", "object or null", required: true),
         field("displays[].residency", "array (time at each rate since the daemon started, and who held it there)", required: true),
         field("displays[].uptime", "number (s since the daemon started)", required: true),
+        field("displays[].panelRate", "number (Hz; below refreshRate only while contentVelocity lowers the panel)", required: true),
+        field("displays[].panelDecision", "object or null (the panel arbitration while contentVelocity is in play)", required: true),
         field("clock", "string (the daemon's clock): monotonic | virtual", required: true),
         field("now", "number (s, the daemon's clock: CLOCK_MONOTONIC, or the virtual now; when this state was taken)", required: true),
     ]
@@ -157,8 +159,10 @@ public enum ServiceCatalog {
         ),
         Method(
             method: .frameDone, kind: .clientNotification,
-            params: [field("link", "integer", required: true), field("sequence", "integer", required: true)], streams: nil,
-            summary: "The client finished the frame for a tick (usually sent as a notification).", errors: [.notFound, .unavailable]
+            params: [field("link", "integer", required: true), field("sequence", "integer", required: true),
+                field("contentVelocity", "number (points/s, finite, >= 0)")], streams: nil,
+            summary: "The client finished the frame for a tick (usually sent as a notification); contentVelocity steers the panel rate.",
+            errors: [.notFound, .invalidArgument, .unavailable]
         ),
         Method(
             method: .present, kind: .clientNotification,
@@ -166,6 +170,7 @@ public enum ServiceCatalog {
                 field("link", "integer", required: true), field("sequence", "integer", required: true),
                 field("at", "number (s, CLOCK_MONOTONIC)"), field("afterMinimumDuration", "number (s)"),
                 field("vsyncId", "integer (a timelines entry's vsyncId: aim at that frame)"),
+                field("contentVelocity", "number (points/s, finite, >= 0)"),
             ],
             streams: nil,
             summary: "The frame for a tick is committed now; shown at the first vsync at or after the latest of now, at and the previous frame plus afterMinimumDuration (usually a notification; counts as FrameDone).",

@@ -47,6 +47,7 @@ enum DecisionText {
         case .entitlement: why = "no high-frame-rate entitlement"
         case .cap: why = "capped by " + (cap.map { capName($0.source) } ?? "a cap")
         case .overrun: why = "stepped down: its frames kept missing their deadline"
+        case .velocity: why = "on the panel: its content velocity is " + FrameRateMath.format(limit.contentVelocity ?? 0) + " pt/s"
         }
         return "link \(limit.link.rawValue) wants \(FrameRateMath.format(limit.wanted)) Hz, "
             + "gets \(FrameRateMath.format(limit.got)) Hz (\(why))"

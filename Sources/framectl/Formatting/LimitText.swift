@@ -17,6 +17,8 @@ enum LimitText {
             return "limited to \(got) Hz by " + (cap.map { DecisionText.capName($0.source) } ?? "a cap")
         case .overrun:
             return "stepped down to \(got) Hz: this adaptive link's frames kept missing their deadline (it steps back up once they fit)"
+        case .velocity:
+            return "the panel runs at \(got) Hz for this link's content velocity; its callbacks keep their rate"
         }
     }
 }

@@ -18,7 +18,7 @@ enum StatusText {
     /// One display's block, at most 80 columns wide where the words allow.
     static func lines(for display: DisplayState, now: Double) -> [String] {
         let rates = display.supportedRates.map(FrameRateMath.format).joined(separator: ", ")
-        var lines = ["display \(display.id.rawValue): \(FrameRateMath.format(display.refreshRate)) Hz"]
+        var lines = ["display \(display.id.rawValue): \(FrameRateMath.format(display.refreshRate)) Hz" + panelNote(display)]
         lines += Wrap.lines(
             "profile: ", "\(display.profile.isEmpty ? "-" : display.profile)\(rates.isEmpty ? "" : " (\(rates) Hz)")",
             indent: "  ", width: 80
@@ -27,6 +27,7 @@ enum StatusText {
         if let decision = display.decision {
             lines += DecisionText.lines(for: decision, links: display.links, now: now)
         }
+        lines += panelLines(display)
         lines += Wrap.lines("caps:    ", CapsText.describe(display.caps), indent: "  ", width: 80)
         guard !display.links.isEmpty else {
             lines.append("  links:   none")
@@ -59,6 +60,23 @@ enum StatusText {
             lines += Wrap.lines("  ", Self.hiddenHolderNote, indent: "  ", width: 80)
         }
         return lines
+    }
+
+    /// ` (panel 80 Hz)` after the display's rate when content velocity lowers the panel below the grid.
+    static func panelNote(_ display: DisplayState) -> String {
+        guard let panel = display.panelRate, !FrameRateMath.equal(panel, display.refreshRate) else { return "" }
+        return " (panel \(FrameRateMath.format(panel)) Hz)"
+    }
+
+    /// The `panel:` line while a link's content velocity steers the panel: its rate, why,
+    /// and that callbacks stay on the grid.
+    static func panelLines(_ display: DisplayState) -> [String] {
+        guard let decision = display.panelDecision else { return [] }
+        let rate = FrameRateMath.format(display.panelRate ?? decision.rate)
+        let text = "\(rate) Hz, content velocity in play (callbacks stay on the "
+            + "\(FrameRateMath.format(display.refreshRate)) Hz grid): \(decision.reason)"
+            + (decision.pending.map { "; moving to \(FrameRateMath.format($0.rate)) Hz" } ?? "")
+        return Wrap.lines("panel:   ", text, indent: "  ", width: 80)
     }
 
     /// Said under the links when the daemon hid some holders, so `-` is not read as "unknown".

@@ -11,6 +11,8 @@ Modes:
 
 With --frame-ms N (ticks mode) each tick is a frame that takes N ms: the client sleeps
 that long after reading it, then sends FrameDone. --adaptive registers with adaptive.
+With --velocity T:V,T:V,... (ticks mode) each tick is a frame reported at once with
+FrameDone carrying contentVelocity V (points/s) from T seconds after the first tick on.
 """
 import argparse
 import json
@@ -32,7 +34,9 @@ def main() -> int:
     parser.add_argument("--receive-buffer", type=int, default=0)
     parser.add_argument("--adaptive", action="store_true")
     parser.add_argument("--frame-ms", type=float, default=0)
+    parser.add_argument("--velocity", default=None)
     args = parser.parse_args()
+    schedule = [tuple(float(x) for x in step.split(":")) for step in args.velocity.split(",")] if args.velocity else []
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if args.receive_buffer:
@@ -65,6 +69,7 @@ def main() -> int:
 
     deadline = time.monotonic() + args.seconds
     count = 0
+    first_tick = None
     while time.monotonic() < deadline:
         line = stream.readline()
         if not line:
@@ -80,6 +85,13 @@ def main() -> int:
             time.sleep(args.frame_ms / 1000)
             done = {"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/FrameDone",
                     "params": {"link": tick["link"], "sequence": tick["sequence"]}}
+            sock.sendall((json.dumps(done, separators=(",", ":")) + "\n").encode())
+        elif schedule:
+            first_tick = tick["receivedAt"] if first_tick is None else first_tick
+            elapsed = tick["receivedAt"] - first_tick
+            velocity = [v for (t, v) in schedule if t <= elapsed][-1]
+            done = {"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/FrameDone",
+                    "params": {"link": tick["link"], "sequence": tick["sequence"], "contentVelocity": velocity}}
             sock.sendall((json.dumps(done, separators=(",", ":")) + "\n").encode())
     print(json.dumps({"summary": {"ticks": count, "seconds": args.seconds}}), flush=True)
     return 0

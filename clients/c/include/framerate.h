@@ -136,8 +136,10 @@ typedef struct fr_tick {
     double timestamp;         /* the vsync starting this interval, s, CLOCK_MONOTONIC */
     double target_timestamp;  /* the deadline for this frame, s, CLOCK_MONOTONIC */
     double duration;          /* the display's refresh period, 1 / refresh_rate, s */
-    double refresh_rate;      /* the display's rate in force, Hz */
-    double callback_rate;     /* this link's rate, Hz */
+    double refresh_rate;      /* the display's (panel's) rate in force, Hz; below the grid while a
+                                 link's content velocity lowers the panel (fr_frame_done_velocity) */
+    double callback_rate;     /* this link's rate on the grid, Hz: refresh_rate / n, except that it may
+                                 exceed refresh_rate while content velocity lowers the panel */
     uint64_t skipped;         /* intervals without a tick since the previous one delivered */
     int boosted;              /* 1 while the link is boosted (fr_boost), else 0 */
     double target_presentation_timestamp; /* where a frame started now and done by target_timestamp
@@ -307,6 +309,13 @@ FR_API int fr_set_tick_callback(fr_link *link, fr_tick_fn fn, void *user);
  * Dropped (FR_OK) while reconnecting. */
 FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
 
+/* fr_frame_done with `content_velocity`: the speed of the frame's fastest-moving
+ * content, points per second (finite; < 0 for none). The panel rate then follows the
+ * display profile's velocity table (phone: up to 160 pt/s 60 Hz, up to 320 80 Hz, above
+ * 120 Hz; 0 = at rest) while the link's callbacks keep their rate; a report counts for
+ * 0.5 s. FR_EINVAL for NaN or an infinity. */
+FR_API int fr_frame_done_velocity(fr_link *link, uint64_t sequence, double content_velocity);
+
 /* DisplayLink/Present as a notification: the frame for tick `sequence` is
  * committed now. The daemon shows it at the first vsync at or after the latest of
  * now, `at` (s, CLOCK_MONOTONIC; < 0 for none: present(at:)) and the previous
@@ -319,6 +328,9 @@ FR_API int fr_present(fr_link *link, uint64_t sequence, double at, double after_
  * the frame is shown no earlier than that entry's presentation_time and its hitch
  * is measured from it. */
 FR_API int fr_present_vsync(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, uint64_t vsync_id);
+/* fr_present with `content_velocity` (points per second; < 0 for none), as
+ * fr_frame_done_velocity. */
+FR_API int fr_present_velocity(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, double content_velocity);
 
 /* Pops the oldest Presented of `link` read so far (fr_next_tick reads them; the
  * newest 16 are kept) into *out. Never blocks: FR_OK, or FR_ETIMEDOUT when none waits. */

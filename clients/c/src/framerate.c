@@ -1539,19 +1539,35 @@ static int send_notification(fr_conn *conn, sb *s) {
     return FR_OK;
 }
 
-static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id);
+static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id,
+                   double content_velocity);
 
 int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration) {
-    return present(link, sequence, at, after_minimum_duration, NULL);
+    return present(link, sequence, at, after_minimum_duration, NULL, -1);
 }
 
 int fr_present_vsync(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, uint64_t vsync_id) {
-    return present(link, sequence, at, after_minimum_duration, &vsync_id);
+    return present(link, sequence, at, after_minimum_duration, &vsync_id, -1);
 }
 
-static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id) {
+int fr_present_velocity(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, double content_velocity) {
+    return present(link, sequence, at, after_minimum_duration, NULL, content_velocity);
+}
+
+/* Appends ,"contentVelocity":v when v >= 0 (checked finite by the caller). */
+static void put_content_velocity(sb *s, double content_velocity) {
+    if (content_velocity >= 0) {
+        sb_puts(s, ",\"contentVelocity\":");
+        sb_double(s, content_velocity);
+    }
+}
+
+/* Present, aimed at `vsync_id` when not NULL, with `content_velocity` when >= 0. */
+static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id,
+                   double content_velocity) {
     /* x - x == 0 holds for finite x only (NaN and the infinities give NaN). */
-    if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0))
+    if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0)
+        || !(content_velocity < 0 || content_velocity - content_velocity == 0))
         return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
@@ -1573,6 +1589,7 @@ static int present(fr_link *link, uint64_t sequence, double at, double after_min
         sb_puts(&s, ",\"vsyncId\":");
         sb_u64(&s, *vsync_id);
     }
+    put_content_velocity(&s, content_velocity);
     sb_puts(&s, "}}\n");
     return send_notification(conn, &s);
 }
@@ -1587,7 +1604,11 @@ int fr_next_presented(fr_link *link, fr_presented *out) {
 }
 
 int fr_frame_done(fr_link *link, uint64_t sequence) {
-    if (link == NULL) return FR_EINVAL;
+    return fr_frame_done_velocity(link, sequence, -1);
+}
+
+int fr_frame_done_velocity(fr_link *link, uint64_t sequence, double content_velocity) {
+    if (link == NULL || !(content_velocity < 0 || content_velocity - content_velocity == 0)) return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
     if (conn->fd < 0 || !link->bound) return FR_OK; /* reconnecting: dropped */
@@ -1597,6 +1618,7 @@ int fr_frame_done(fr_link *link, uint64_t sequence) {
     sb_u64(&s, link->daemon_id);
     sb_puts(&s, ",\"sequence\":");
     sb_u64(&s, wire);
+    put_content_velocity(&s, content_velocity);
     sb_puts(&s, "}}\n");
     return send_notification(conn, &s);
 }

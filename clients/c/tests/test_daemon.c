@@ -480,6 +480,32 @@ static void test_frame_timelines(void) {
     fr_close(conn);
 }
 
+/* fr_frame_done_velocity: 200 pt/s lowers the panel to 80 Hz (after the 250 ms dwell)
+ * while the ticks' callback rate stays 120 Hz; NaN and infinities are FR_EINVAL. */
+static void test_content_velocity(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 120, 120, 120, 1, 0, "c-velocity");
+    fr_tick tick;
+    int lowered = 0;
+    double end = now_s() + 0.6;
+    while (now_s() < end && fr_next_tick(link, &tick, 2000) == FR_OK) {
+        CHECK(tick.callback_rate == 120.0);
+        if (tick.refresh_rate == 80.0) lowered++;
+        CHECK(fr_frame_done_velocity(link, tick.sequence, 200) == FR_OK);
+    }
+    CHECK_MSG(lowered > 0, "no tick said the panel is at 80 Hz");
+    fr_json_doc *state = get_state(conn);
+    const fr_json *displays = fr_json_get(fr_json_root(state), "displays");
+    const fr_json *display = displays ? displays->u.kids.first : NULL;
+    CHECK(display && num(display, "panelRate") == 80.0 && num(display, "refreshRate") == 120.0);
+    fr_json_free(state);
+    CHECK(fr_frame_done_velocity(link, tick.sequence, NAN) == FR_EINVAL);
+    CHECK(fr_frame_done_velocity(link, tick.sequence, INFINITY) == FR_EINVAL);
+    CHECK(fr_present_velocity(link, tick.sequence, -1, -1, NAN) == FR_EINVAL);
+    CHECK(fr_present_velocity(link, tick.sequence, -1, -1, 100) == FR_OK);
+    fr_close(conn);
+}
+
 static void test_boost(void) {
     fr_conn *conn = connect_ok();
     fr_link *link = register_ok(conn, 10, 120, 60, 1, 0, "c-boost");
@@ -811,6 +837,7 @@ int main(void) {
     RUN(test_present_and_presented);
     RUN(test_frame_timelines);
     RUN(test_boost);
+    RUN(test_content_velocity);
     RUN(test_adaptive);
     RUN(test_ticks_of_two_links_are_queued_per_link);
     RUN(test_foreign_and_unknown_links);

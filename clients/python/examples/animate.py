@@ -18,11 +18,17 @@ the Presented reports and as the daemon reports it in GetState.
     python3 animate.py [--frames N] [--socket PATH]
     python3 animate.py --scroll [--socket PATH]
 
---scroll simulates a fling of a list that prefers 60 Hz: while the finger "scrolls"
-(the first 0.6 s, one event every 50 ms) each event sends a 0.1 s Boost, so the
-display holds 120 Hz; the list then decelerates to a stop, the last boost expires,
-the callbacks fall back to 60 Hz at once and the panel after the decrease dwell.
-Each line shows the refresh rate, the callback rate, the scroll speed and "boosted".
+--scroll simulates a fling of a list whose animation prefers 120 Hz (80-120):
+  1. while the finger "scrolls" (the first 0.6 s, one event every 50 ms) each event
+     sends a 0.1 s Boost, so the panel holds 120 Hz whatever the content's speed;
+  2. the finger lifts and the list decelerates as UIScrollView does (the speed falls by
+     a factor 0.9985 a millisecond), each frame reporting its speed as contentVelocity:
+     the panel follows the phone's velocity table (above 320 pt/s 120 Hz, up to 320
+     80 Hz, up to 160 60 Hz, each step down after the 250 ms dwell) while the callbacks
+     stay at 120 Hz;
+  3. the list stops: the link is paused, no link votes, and after the idle timeout
+     (1 s) and the dwell the display idles at its lowest rate.
+A line is printed whenever the panel rate, the callback rate or "boosted" changes.
 """
 
 import argparse
@@ -84,27 +90,47 @@ async def main() -> None:
 
 
 async def scroll(socket) -> None:
-    """A list at 60 Hz, boosted to its 120 Hz maximum while the finger moves."""
+    """A fling: boosts while the finger moves, then contentVelocity decelerating to a stop, then idle."""
     async with framerate.connect(socket) as conn:
-        link = await conn.register(10, 120, 60, label="animate.py scroll", high_frame_rate=True)
+        link = await conn.register(80, 120, 120, label="animate.py scroll", high_frame_rate=True)
         start = time.monotonic()
         next_event = start
-        speed = 2000.0   # points per second at the start of the fling
+        finger = 1500.0     # the finger's speed while it scrolls, points per second
+        speed = 2000.0      # the list's speed when the finger lifts
+        lifted = None       # when the finger lifted (CLOCK_MONOTONIC seconds)
+        shown = None
         async for tick in link:
             elapsed = tick.timestamp - start
-            if elapsed < 0.6 and time.monotonic() >= next_event:
-                await link.boost(0.1)          # one boost per scroll event: never shortens the last one
-                next_event += 0.05
-            elif elapsed >= 0.6:
-                speed = max(0.0, speed - 4000.0 * tick.duration * (tick.refresh_rate / tick.callback_rate))
-            state = "boosted" if tick.boosted else ""
-            print(f"{elapsed:6.3f} s  panel {tick.refresh_rate:5.1f} Hz  callbacks {tick.callback_rate:5.1f} Hz  "
-                  f"speed {speed:6.0f} pt/s  {state}", flush=True)
-            await link.frame_done(tick.sequence)
-            if elapsed > 1.6:
-                break
+            if elapsed < 0.6:
+                if time.monotonic() >= next_event:
+                    await link.boost(0.1)          # one boost per scroll event: never shortens the last one
+                    next_event += 0.05
+                velocity = finger
+            else:
+                lifted = tick.timestamp if lifted is None else lifted
+                speed = 2000.0 * 0.9985 ** ((tick.timestamp - lifted) * 1000)
+                velocity = speed
+            line = (tick.refresh_rate, tick.callback_rate, tick.boosted)
+            if line != shown:
+                shown = line
+                phase = "scrolling" if elapsed < 0.6 else "decelerating"
+                print(f"{elapsed:6.3f} s  panel {tick.refresh_rate:5.1f} Hz  callbacks {tick.callback_rate:5.1f} Hz  "
+                      f"{phase}, {velocity:6.0f} pt/s  {'boosted' if tick.boosted else ''}", flush=True)
+            if velocity < 10:
+                break                              # the list has stopped
+            await link.frame_done(tick.sequence, content_velocity=velocity)
+        stopped = time.monotonic() - start
+        print(f"{stopped:6.3f} s  the list stopped: link paused, no link votes", flush=True)
+        await link.pause()
+        rate = None
+        while time.monotonic() - start < stopped + 1.6:
+            display = (await conn.state()).displays[0]
+            panel = display.panel_rate if display.panel_rate is not None else display.refresh_rate
+            if panel != rate:
+                rate = panel
+                print(f"{time.monotonic() - start:6.3f} s  panel {panel:5.1f} Hz  {display.reason}", flush=True)
+            await asyncio.sleep(0.05)
         await link.invalidate()
-
 
 if __name__ == "__main__":
     try:

@@ -71,3 +71,32 @@ def test_adaptive_link_steps_down_when_frames_overrun(daemon):
             assert limited[0]["got"] in (60.0, 40.0, 30.0)
 
     run(main())
+
+
+def test_content_velocity_lowers_the_panel_while_callbacks_stay(daemon):
+    async def main():
+        async with framerate.connect(daemon.socket_path) as conn:
+            link = await conn.register(120, 120, 120, high_frame_rate=True)
+            deadline = time.monotonic() + 0.6
+            ticks = []
+            async for tick in link:
+                ticks.append(tick)
+                await link.frame_done(tick.sequence, content_velocity=200)
+                if time.monotonic() > deadline:
+                    break
+            state = await conn.state()
+            display = state.displays[0]
+            assert display.refresh_rate == 120.0 and display.panel_rate == 80.0
+            assert display.panel_decision is not None
+            limit = display.panel_decision["limited"][0]
+            assert limit["by"] == "velocity" and limit["contentVelocity"] == 200.0 and limit["got"] == 80.0
+            assert all(t.callback_rate == 120.0 for t in ticks)
+            # After the 250 ms dwell the ticks carry the panel's rate (callbacks still 120 Hz).
+            assert any(t.refresh_rate == 80.0 for t in ticks)
+            for bad in (-1, float("nan"), float("inf")):
+                with pytest.raises(ValueError):
+                    await link.frame_done(ticks[-1].sequence, content_velocity=bad)
+                with pytest.raises(ValueError):
+                    await link.present(ticks[-1].sequence, content_velocity=bad)
+
+    run(main())

@@ -264,3 +264,20 @@ def test_example_animate(daemon):
     lines = [line for line in result.stdout.splitlines() if line.startswith("frame")]
     assert len(lines) == 30, result.stdout
     assert "ms left" in lines[0]
+
+
+def test_example_animate_scroll(daemon):
+    """animate.py --scroll: boosts while scrolling, the panel following the decelerating
+    contentVelocity down to 80 and 60 Hz while the callbacks stay at 120, then idle."""
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--scroll"],
+        env=dict(os.environ, FRAMERATED_SOCKET=daemon.socket_path),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any("boosted" in line and "panel 120.0 Hz" in line for line in lines), result.stdout
+    panels = [line.split("panel")[1].split("Hz")[0].strip() for line in lines if "decelerating" in line]
+    assert panels[-2:] == ["80.0", "60.0"], result.stdout
+    assert all("callbacks 120.0 Hz" in line for line in lines if "decelerating" in line), result.stdout
+    assert "panel  10.0 Hz" in lines[-1] and "idles" in lines[-1], result.stdout

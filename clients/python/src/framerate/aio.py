@@ -804,6 +804,17 @@ def skipped_intervals(previous: float, next_: float, callback_rate: float) -> in
     return int(min(intervals - 1, 2 ** 53)) if intervals - 1 > 1 else 1
 
 
+def _content_velocity_param(content_velocity: Optional[float]) -> Dict[str, Any]:
+    """``{"contentVelocity": v}`` for FrameDone and Present, or ``{}`` for ``None``.
+    Raises ``ValueError`` unless ``v`` is a finite number >= 0 (points per second)."""
+    if content_velocity is None:
+        return {}
+    velocity = float(content_velocity)
+    if not math.isfinite(velocity) or velocity < 0:
+        raise ValueError(f"content_velocity must be a finite number of points per second >= 0, got {content_velocity!r}")
+    return {"contentVelocity": velocity}
+
+
 class DisplayLink:
     """A display link registered with :meth:`Connection.register` (``CADisplayLink``).
 
@@ -1056,15 +1067,23 @@ class DisplayLink:
                 raise
         conn._end_link(self, None)
 
-    async def frame_done(self, sequence: int) -> None:
+    async def frame_done(self, sequence: int, content_velocity: Optional[float] = None) -> None:
         """``DisplayLink/FrameDone`` as a notification: the frame for tick
         ``sequence`` (this object's numbering) is finished. From the first one on,
         the daemon skips intervals that begin while a frame is unfinished instead
         of queueing ticks. Dropped while the connection is down; a sequence from
-        before the latest re-registration is sent as 0 (it only turns pacing on)."""
+        before the latest re-registration is sent as 0 (it only turns pacing on).
+
+        ``content_velocity`` (points per second, finite, >= 0) is the speed of the
+        frame's fastest-moving content: the panel rate then follows the display
+        profile's velocity table while the callbacks keep their rate (a report counts
+        for 0.5 s). Raises ``ValueError`` for a negative or non-finite velocity."""
+        velocity = _content_velocity_param(content_velocity)
         if self._ended or self._daemon_id is None or not self._conn.connected:
             return
-        await self._conn._send(_encode(FRAME_DONE, {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}, None))
+        params: Dict[str, Any] = {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}
+        params.update(velocity)
+        await self._conn._send(_encode(FRAME_DONE, params, None))
 
     async def __aenter__(self) -> "DisplayLink":
         return self
@@ -1080,18 +1099,21 @@ class DisplayLink:
                 pass  # ended meanwhile
 
     async def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None,
-                      vsync_id: Optional[int] = None) -> None:
+                      vsync_id: Optional[int] = None, content_velocity: Optional[float] = None) -> None:
         """``DisplayLink/Present`` as a notification: the frame for tick ``sequence``
         (this object's numbering) is committed now. The daemon shows it at the first
         vsync at or after the latest of now, ``at`` (``CLOCK_MONOTONIC`` seconds,
         ``present(at:)``) and the previous shown frame plus ``after_minimum_duration``
         (seconds), and reports it as a :class:`~framerate.Presented` (see
-        :meth:`presented`). Counts as :meth:`frame_done`. Dropped while the connection is down.
+        :meth:`presented`). Counts as :meth:`frame_done`, ``content_velocity`` included.
+        Dropped while the connection is down.
         ``vsync_id`` (a :class:`~framerate.FrameTimeline`'s) aims the frame at that entry: it
         is shown no earlier than its ``presentation_time``, and its hitch is measured from it."""
+        velocity = _content_velocity_param(content_velocity)
         if self._ended or self._daemon_id is None or not self._conn.connected:
             return
         params: Dict[str, Any] = {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}
+        params.update(velocity)
         if at is not None:
             params["at"] = float(at)
         if after_minimum_duration is not None:

@@ -334,14 +334,16 @@ class DisplayLink:
     def invalidate(self) -> None:
         self._runner.run(self._link.invalidate())
 
-    def frame_done(self, sequence: int) -> None:
-        """Sends ``FrameDone`` for ``sequence`` as a notification."""
-        self._runner.run(self._link.frame_done(sequence))
+    def frame_done(self, sequence: int, content_velocity: Optional[float] = None) -> None:
+        """Sends ``FrameDone`` for ``sequence`` as a notification, with ``content_velocity``
+        (points/s) if given (see :meth:`framerate.aio.DisplayLink.frame_done`)."""
+        self._runner.run(self._link.frame_done(sequence, content_velocity))
 
     def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None,
-                vsync_id: Optional[int] = None) -> None:
+                vsync_id: Optional[int] = None, content_velocity: Optional[float] = None) -> None:
         """Sends ``Present`` for ``sequence`` as a notification (see :meth:`framerate.aio.DisplayLink.present`)."""
-        self._runner.run(self._link.present(sequence, at, after_minimum_duration, vsync_id))
+        self._runner.run(self._link.present(sequence, at, after_minimum_duration, vsync_id=vsync_id,
+                                            content_velocity=content_velocity))
 
     def presented(self) -> List[Presented]:
         """The ``Presented`` reports received since the last call, oldest first."""

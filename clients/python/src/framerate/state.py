@@ -145,6 +145,10 @@ class Display(_RawAccess):
         caps: the caps in force.
         links: its links, in registration order.
         decision: the latest arbitration (the DECISION object, as sent), or ``None``.
+        panel_rate: the panel's rate in force, Hz: ``refresh_rate`` unless a link's
+            ``content_velocity`` lowers the panel (``None`` from older daemons).
+        panel_decision: the panel arbitration (a DECISION object) while content velocity
+            is in play, else ``None``.
     """
 
     id: int
@@ -155,6 +159,8 @@ class Display(_RawAccess):
     caps: Caps
     links: Tuple[LinkInfo, ...]
     decision: Optional[Dict[str, Any]]
+    panel_rate: Optional[float] = None
+    panel_decision: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -163,13 +169,16 @@ class Display(_RawAccess):
         rates = obj.get("supportedRates")
         links = obj.get("links")
         decision = obj.get("decision")
+        panel_decision = obj.get("panelDecision")
         return cls(
             id=_int(obj.get("id")), profile=str(obj.get("profile", "")),
             supported_rates=tuple(_float(rate) for rate in rates) if isinstance(rates, list) else (),
             refresh_rate=_float(obj.get("refreshRate")), reason=str(obj.get("reason", "")),
             caps=Caps.from_json(obj.get("caps")),
             links=tuple(LinkInfo.from_json(link) for link in links) if isinstance(links, list) else (),
-            decision=dict(decision) if isinstance(decision, Mapping) else None, raw=dict(obj),
+            decision=dict(decision) if isinstance(decision, Mapping) else None,
+            panel_rate=_optional_float(obj.get("panelRate")),
+            panel_decision=dict(panel_decision) if isinstance(panel_decision, Mapping) else None, raw=dict(obj),
         )
 
 

@@ -123,8 +123,10 @@ class Tick:
         timestamp: the vsync that starts this interval (``CADisplayLink.timestamp``).
         target_timestamp: the deadline for this frame (``CADisplayLink.targetTimestamp``).
         duration: the display's refresh period, ``1 / refresh_rate`` (``CADisplayLink.duration``).
-        refresh_rate: the display's rate in force, Hz.
-        callback_rate: this link's tick rate, Hz (``refresh_rate / n``).
+        refresh_rate: the display's (panel's) rate in force, Hz; below the grid rate while a
+            link's ``content_velocity`` lowers the panel.
+        callback_rate: this link's tick rate, Hz (``refresh_rate / n``, except that it may
+            exceed ``refresh_rate`` while content velocity lowers the panel).
         boosted: whether the link is boosted (``DisplayLink/Boost``) at this tick.
         target_presentation_timestamp: the vsync where a frame started at this tick
             and finished by ``target_timestamp`` is shown,
