@@ -71,8 +71,12 @@ extern "C" {
 #define FR_API
 #endif
 
-#define FR_VERSION_MAJOR 0
-#define FR_VERSION_MINOR 2
+/* The library's version; its soname is libframerate.so.FR_VERSION_MAJOR. The major
+ * number changes whenever a struct the caller allocates (fr_tick, fr_link_options,
+ * fr_presented, ...) changes size or layout: 1 added frame timelines and frame latency
+ * to fr_tick and fr_link_options, so programs built against 0.x must be rebuilt. */
+#define FR_VERSION_MAJOR 1
+#define FR_VERSION_MINOR 0
 #define FR_VERSION_PATCH 0
 
 /* Error codes: FR_OK, or a negative value. */
