@@ -7,7 +7,8 @@ import Foundation
 import Testing
 
 private let canRunAsNobody: Bool =
-    getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") && getpwnam("nobody") != nil
+    getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser")
+    && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") && getpwnam("nobody") != nil
 
 /// Issue 10 §3 with real processes of two users: root's link and nobody's link on one
 /// daemon; each user's framectl shows its own link in full and the other's without a holder.
@@ -20,9 +21,15 @@ struct PrivacyIntegrationTests {
         let rootClient = try daemon.rawClient("hold", ["--min", "80", "--max", "120", "--preferred", "120", "--entitled", "--label", "root-secret"])
         defer { rootClient.signal(SIGKILL) }
         #expect(await rootClient.firstLine { $0.contains("registered") } != nil)
+        // setpriv execs framectl itself (runuser forks it and waits), so the SIGKILL below
+        // reaches framectl: killing runuser left it reconnecting to the dead daemon for good.
+        let nobody = getpwnam("nobody")!.pointee
         let nobodyClient = try TestProcess(
-            executable: "/usr/sbin/runuser",
-            arguments: ["-u", "nobody", "--", Paths.framectl, "register", "--min", "30", "--max", "60", "--label", "mine", "--socket", daemon.socket],
+            executable: "/usr/bin/setpriv",
+            arguments: [
+                "--reuid=\(nobody.pw_uid)", "--regid=\(nobody.pw_gid)", "--clear-groups", Paths.framectl, "register", "--min", "30", "--max", "60",
+                "--label", "mine", "--socket", daemon.socket,
+            ],
             stderrURL: daemon.directory.appendingPathComponent("framectl-nobody-register.log")
         )
         defer { nobodyClient.signal(SIGKILL) }
