@@ -1,0 +1,65 @@
+import FrameRateModel
+import Testing
+
+@testable import FrameRateServer
+
+/// The owner-indexed tables of sessions and writers: slots reused lowest first, and a
+/// free list that never holds more than the table's slots.
+@Suite struct OwnerTableTests {
+    @Test func sessionsReuseTheLowestFreeSlotWithANewGeneration() {
+        var table = OwnerTable<String>()
+        let owners = (0..<3).map { _ in table.nextOwner() }
+        for (index, owner) in owners.enumerated() { table[owner] = "session \(index)" }
+        table[owners[2]] = nil
+        table[owners[0]] = nil
+        let reused = table.nextOwner()
+        #expect(reused.rawValue == 4 << 32 | 1)  // generation 4, slot 0
+        #expect(table[owners[0]] == nil)  // the old id no longer names the slot
+        table[reused] = "session 3"
+        #expect(table.count == 2)
+        #expect(table.freeSlotCount == 1)  // slot 2
+        #expect(table.nextOwner().rawValue == 5 << 32 | 3)
+    }
+
+    /// The writers' table is filled with ids the sessions' table hands out: it never calls
+    /// `nextOwner()`, so nothing takes slots off its free list but the inserts themselves.
+    /// Each close used to append to that list for good (and sort all of it): a daemon that
+    /// had seen a million connections sorted a million entries on every close.
+    @Test func aTableFilledWithOutsideIdsKeepsItsFreeListBounded() {
+        var sessions = OwnerTable<Int>()
+        var writers = OwnerTable<Int>()
+        var open: [OwnerID] = []
+        for round in 0..<10_000 {
+            let owner = sessions.nextOwner()
+            sessions[owner] = round
+            writers[owner] = round
+            open.append(owner)
+            if open.count == 4 || round % 3 == 0 {
+                let closing = open.removeFirst()
+                sessions[closing] = nil
+                writers[closing] = nil
+            }
+        }
+        #expect(writers.count == open.count)
+        #expect(sessions.count == open.count)
+        #expect(writers.freeSlotCount <= 4)
+        #expect(sessions.freeSlotCount <= 4)
+        for owner in open {
+            #expect(writers[owner] != nil)
+            writers[owner] = nil
+        }
+        #expect(writers.isEmpty)
+        #expect(writers.freeSlotCount <= 4)
+    }
+
+    @Test func anIdPastTheEndListsTheSlotsItSkipsAsFree() {
+        var table = OwnerTable<Int>()
+        table[OwnerID(rawValue: 1 << 32 | 3)] = 7  // slot 2
+        #expect(table.count == 1)
+        #expect(table.freeSlotCount == 2)  // slots 0 and 1
+        table[OwnerID(rawValue: 2 << 32 | 1)] = 8  // slot 0
+        #expect(table.freeSlotCount == 1)
+        table[OwnerID(rawValue: 1 << 32 | 3)] = nil
+        #expect(table.freeSlotCount == 2)
+    }
+}
