@@ -64,10 +64,41 @@ package struct OwnerTable<Value> {
 
     private mutating func insert(_ value: Value, for owner: OwnerID) {
         let slot = Self.slot(of: owner)
-        if slot >= slots.count { slots.append(contentsOf: repeatElement(nil, count: slot + 1 - slots.count)) }
-        if slots[slot] == nil { count += 1 }
+        if slot >= slots.count {
+            // Slots skipped over are free (a table filled by owner ids handed out elsewhere,
+            // as the writers' is by the sessions'), so every empty slot is listed once.
+            for skipped in slots.count..<slot { addFree(skipped) }
+            slots.append(contentsOf: repeatElement(nil, count: slot + 1 - slots.count))
+        }
+        if slots[slot] == nil {
+            count += 1
+            // Not free any more (already taken off by `nextOwner()` in a table that hands out ids).
+            let listed = Self.position(of: slot, in: free)
+            if listed < free.count, free[listed] == slot { free.remove(at: listed) }
+        }
         slots[slot] = (owner, value)
     }
+
+    /// Lists `slot` as free, keeping `free` highest first (a binary search, no sort).
+    private mutating func addFree(_ slot: Int) {
+        free.insert(slot, at: Self.position(of: slot, in: free))
+    }
+
+    /// Where `slot` is, or would go, in `list` (sorted highest first): the first index whose
+    /// entry is not above it.
+    private static func position(of slot: Int, in list: [Int]) -> Int {
+        var low = 0
+        var high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle] > slot { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Empty slots listed as free: at most the number of slots, however many values came
+    /// and went (for the tests).
+    var freeSlotCount: Int { free.count }
 
     /// Removes and returns the value of `owner`, freeing its slot.
     @discardableResult
@@ -76,15 +107,7 @@ package struct OwnerTable<Value> {
         guard slots.indices.contains(slot), let entry = slots[slot], entry.owner == owner else { return nil }
         slots[slot] = nil
         count -= 1
-        // Keep `free` sorted highest first with one binary search and one move, not a sort:
-        // thousands of connections closing at once must not cost a sort each.
-        var low = 0
-        var high = free.count
-        while low < high {
-            let middle = (low + high) / 2
-            if free[middle] > slot { low = middle + 1 } else { high = middle }
-        }
-        free.insert(slot, at: low)
+        addFree(slot)
         return entry.value
     }
 }

@@ -12,6 +12,11 @@ import NIOEmbedded
 ///
 /// Everything runs on the calling thread, synchronously: after each call, every line
 /// sent has been handled and its reply written.
+///
+/// One daemon can serve many runs: once every connection is closed and nothing is left
+/// held, ``reset()`` forgets the connections, and the next run opens new ones (indices
+/// start at 0 again). What the model remembers besides (the clock, the displays' rates,
+/// link and watch numbering) carries over, as it would in a daemon that stays up.
 public final class InProcessDaemon {
     /// Who connects (the kernel's credentials the daemon sees).
     public enum User: CaseIterable, Sendable {
@@ -35,9 +40,34 @@ public final class InProcessDaemon {
     private var clients: [TestClient] = []
     private var owners: [OwnerID?] = []
 
-    /// A daemon whose displays start at `CLOCK_MONOTONIC` 1000 s.
+    /// A daemon whose displays start at `CLOCK_MONOTONIC` 1000 s. Its tick plane sends with
+    /// plain `send` calls: the connections are embedded (their writers are sinks, which never
+    /// go through io_uring), so an io_uring ring would only cost its set-up and teardown.
     public init() {
-        harness = ServerHarness(start: MonotonicClock.Instant(seconds: 1000))
+        harness = ServerHarness(start: MonotonicClock.Instant(seconds: 1000), tickSendPath: .sendCalls)
+    }
+
+    /// Why ``reset()`` refused: something is still open or held.
+    public struct ResetRefused: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Forgets every connection, so the next run starts from connection 0 on this daemon.
+    /// - Throws: ``ResetRefused`` (and forgets nothing) unless every connection is closed and
+    ///   the daemon holds no connection, link, watch or per-user count.
+    public func reset() throws(ResetRefused) {
+        let open = clients.indices.filter { clients[$0].channel.isActive }
+        let held = [
+            ("open connections", openConnectionCount), ("links", linkCount), ("watches", watchCount),
+            ("users with per-user counts", accountedUserCount),
+        ].filter { $0.1 != 0 }
+        guard open.isEmpty, held.isEmpty else {
+            let left = held.map { "\($0.1) \($0.0)" } + (open.isEmpty ? [] : ["connections \(open) not closed"])
+            throw ResetRefused(description: "cannot reset: \(left.joined(separator: ", ")) left")
+        }
+        clients.removeAll(keepingCapacity: true)
+        owners.removeAll(keepingCapacity: true)
+        harness.forgetClosedChannels()
     }
 
     /// Opens a connection from `user`. A refused connection is opened too: it holds the
@@ -124,8 +154,14 @@ public final class InProcessDaemon {
     public var accountedUserCount: Int { harness.core.accountedUserCount }
 
     /// Each display's refresh rate in force and its supported rates, Hz.
+    /// (Read from the model and the configured profiles, without building the displays'
+    /// snapshots: the fuzz target asks after every vsync.)
     public var displays: [(refreshRate: Double, supportedRates: [Double])] {
-        harness.compositor.snapshot.map { ($0.refreshRate, $0.profile.supportedRates) }
+        let rates = harness.shared.read { state in
+            state.compositor.displayIDs.map { id in (id, (try? state.compositor.refreshRate(of: id)) ?? .nan) }
+        }
+        let configured = harness.core.configuration.displays
+        return rates.map { id, rate in (rate, configured.first { $0.id == id }?.profile.supportedRates ?? []) }
     }
 
     /// The daemon's batch limit, for an oracle that classifies lines as the daemon does.

@@ -27,17 +27,23 @@ package final class ServerHarness {
     /// Every channel opened, kept so none is freed while still open.
     private var channels: [EmbeddedChannel] = []
 
-    /// - Parameter start: the displays' first vsync (default: `CLOCK_MONOTONIC` now, so tick
-    ///   times are comparable with this process's clock; tests measure from it).
+    /// - Parameters:
+    ///   - start: the displays' first vsync (default: `CLOCK_MONOTONIC` now, so tick
+    ///     times are comparable with this process's clock; tests measure from it).
+    ///   - tickSendPath: how the tick plane sends (default: io_uring, as the daemon does;
+    ///     `.sendCalls` skips setting up a ring, which the embedded connections' sinks never
+    ///     use anyway: only writers over real sockets, `connect(_:socketBuffer:)`, do).
     package init(
         limits: ServerConfiguration.Limits = .init(),
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
         start: MonotonicClock.Instant = MonotonicClock.now,
         watchdogInterval: Duration? = nil,
-        logHandler: (any LogHandler)? = nil
+        logHandler: (any LogHandler)? = nil,
+        tickSendPath: BatchSender.Path = .ioUring
     ) {
         let configuration = ServerConfiguration(
-            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: 1
+            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: 1,
+            tickSendPath: tickSendPath
         )
         let logger = Logger(label: "framerated-test", factory: { _ in logHandler ?? SwiftLogNoOpLogHandler() })
         let clock = SteppedMonotonicClock(start)
@@ -51,7 +57,7 @@ package final class ServerHarness {
         core = CompositorCore(configuration: configuration, shared: shared, eventLoop: loop, logger: logger, now: { clock.now })
         let bound = NIOLoopBound(core, eventLoop: loop)
         engine = try! TickEngine(
-            shared: shared, workers: 1,
+            shared: shared, workers: 1, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
                 rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
@@ -95,6 +101,12 @@ package final class ServerHarness {
         channel.connect(to: try SocketAddress(unixDomainSocketPath: "/nonexistent/framerated-test.sock"), promise: nil)
         loop.run()
         return TestClient(server: self, channel: channel, peerDescriptor: peerEnd)
+    }
+
+    /// Lets go of the channels already closed (a harness reused for many short runs, as the
+    /// dispatcher fuzz target's is, would otherwise keep every channel it ever opened).
+    package func forgetClosedChannels() {
+        channels.removeAll { !$0.isActive }
     }
 
     /// Flushes every writer whose socket became writable (what the tick plane's leader

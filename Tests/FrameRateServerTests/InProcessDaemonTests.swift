@@ -48,4 +48,36 @@ struct InProcessDaemonTests {
         #expect(!daemon.isOpen(user))
         #expect(daemon.openConnectionCount == 0 && daemon.accountedUserCount == 0)
     }
+
+    @Test("reset refuses while anything is open or held, then serves a new run from connection 0")
+    func resetForTheNextRun() throws {
+        let daemon = InProcessDaemon()
+        let root = try daemon.connect(as: .root)
+        let register = #"{"jsonrpc":"2.0","id":1,"method":"framerate.v1.DisplayLink/Register","params":{"range":{"minimum":60,"maximum":60}}}"#
+        try daemon.send(Array((register + "\n").utf8), on: root)
+        #expect(daemon.linkCount == 1)
+        #expect(throws: InProcessDaemon.ResetRefused.self) { try daemon.reset() }
+        do {
+            try daemon.reset()
+        } catch {
+            #expect(error.description.hasPrefix("cannot reset: 1 open connections, 1 links, "), "\(error)")
+            #expect(error.description.hasSuffix(", connections [0] not closed left"), "\(error)")
+        }
+        #expect(daemon.isOpen(root))  // a refused reset forgets nothing
+
+        daemon.close(root)
+        try daemon.reset()
+        for round in 1...3 {
+            let again = try daemon.connect(as: .user)
+            #expect(again.index == 0)
+            let id = round + 1
+            let line = requestLine(V1Method.register.rawValue, #"{"range":{"minimum":60,"maximum":60}}"#, id: id)
+            try daemon.send(Array((line + "\n").utf8), on: again)
+            let replies = Self.lines(try daemon.output(of: again))
+            #expect(replies.count == 1 && replies[0].hasPrefix(#"{"jsonrpc":"2.0","id":\#(id),"result":{"link":\#(id),"#), "\(replies)")
+            daemon.close(again)
+            try daemon.reset()
+        }
+        #expect(daemon.linkCount == 0 && daemon.openConnectionCount == 0 && daemon.accountedUserCount == 0)
+    }
 }

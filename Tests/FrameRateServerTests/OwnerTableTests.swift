@@ -3,61 +3,63 @@ import Testing
 
 @testable import FrameRateServer
 
-/// The owner table's slot reuse: lowest free slot first, whatever order connections close
-/// in, and owner ids that are never handed out twice.
+/// The owner-indexed tables of sessions and writers: slots reused lowest first, and a
+/// free list that never holds more than the table's slots.
 @Suite struct OwnerTableTests {
-    static func slot(of owner: OwnerID) -> UInt64 { owner.rawValue & 0xFFFF_FFFF }
-
-    @Test func closedSlotsAreReusedLowestFirstWhateverTheOrderTheyClosedIn() {
-        var table = OwnerTable<Int>()
-        var owners: [OwnerID] = []
-        for value in 0..<8 {
-            let owner = table.nextOwner()
-            table[owner] = value
-            owners.append(owner)
-        }
-        #expect(owners.map(Self.slot(of:)) == Array(1...8))
-        for index in [5, 1, 7, 3, 6] { table.removeValue(forKey: owners[index]) }
-        #expect(table.count == 3)
-        let reused = (0..<6).map { _ in
-            let owner = table.nextOwner()
-            table[owner] = 0
-            return owner
-        }
-        // Slots 2, 4, 6, 7, 8 were freed (indices 1, 3, 5, 6, 7); then a new ninth.
-        #expect(reused.map(Self.slot(of:)) == [2, 4, 6, 7, 8, 9])
-        #expect(table.count == 9)
-    }
-
-    @Test func aReusedSlotNeverAnswersForItsPreviousOwner() {
+    @Test func sessionsReuseTheLowestFreeSlotWithANewGeneration() {
         var table = OwnerTable<String>()
-        let first = table.nextOwner()
-        table[first] = "first"
-        table.removeValue(forKey: first)
-        let second = table.nextOwner()
-        table[second] = "second"
-        #expect(Self.slot(of: first) == Self.slot(of: second))
-        #expect(first != second)
-        #expect(table[first] == nil)
-        #expect(table.removeValue(forKey: first) == nil)
-        #expect(table[second] == "second")
+        let owners = (0..<3).map { _ in table.nextOwner() }
+        for (index, owner) in owners.enumerated() { table[owner] = "session \(index)" }
+        table[owners[2]] = nil
+        table[owners[0]] = nil
+        let reused = table.nextOwner()
+        #expect(reused.rawValue == 4 << 32 | 1)  // generation 4, slot 0
+        #expect(table[owners[0]] == nil)  // the old id no longer names the slot
+        table[reused] = "session 3"
+        #expect(table.count == 2)
+        #expect(table.freeSlotCount == 1)  // slot 2
+        #expect(table.nextOwner().rawValue == 5 << 32 | 3)
     }
 
-    @Test func thousandsOfClosesInAnyOrderKeepEverySlotOnce() {
+    /// The writers' table is filled with ids the sessions' table hands out: it never calls
+    /// `nextOwner()`, so nothing takes slots off its free list but the inserts themselves.
+    /// Each close used to append to that list for good (and sort all of it): a daemon that
+    /// had seen a million connections sorted a million entries on every close.
+    @Test func aTableFilledWithOutsideIdsKeepsItsFreeListBounded() {
+        var sessions = OwnerTable<Int>()
+        var writers = OwnerTable<Int>()
+        var open: [OwnerID] = []
+        for round in 0..<10_000 {
+            let owner = sessions.nextOwner()
+            sessions[owner] = round
+            writers[owner] = round
+            open.append(owner)
+            if open.count == 4 || round % 3 == 0 {
+                let closing = open.removeFirst()
+                sessions[closing] = nil
+                writers[closing] = nil
+            }
+        }
+        #expect(writers.count == open.count)
+        #expect(sessions.count == open.count)
+        #expect(writers.freeSlotCount <= 4)
+        #expect(sessions.freeSlotCount <= 4)
+        for owner in open {
+            #expect(writers[owner] != nil)
+            writers[owner] = nil
+        }
+        #expect(writers.isEmpty)
+        #expect(writers.freeSlotCount <= 4)
+    }
+
+    @Test func anIdPastTheEndListsTheSlotsItSkipsAsFree() {
         var table = OwnerTable<Int>()
-        let owners = (0..<4096).map { value -> OwnerID in
-            let owner = table.nextOwner()
-            table[owner] = value
-            return owner
-        }
-        // A fixed pseudo-random order (a full-period LCG over 4,096).
-        var index = 0
-        for _ in 0..<4096 {
-            index = (index * 1_103_515_245 + 12_345) & 4095
-            table.removeValue(forKey: owners[index])
-        }
-        #expect(table.isEmpty)
-        let slots = (0..<4096).map { _ in Self.slot(of: table.nextOwner()) }
-        #expect(slots == Array(1...4096))
+        table[OwnerID(rawValue: 1 << 32 | 3)] = 7  // slot 2
+        #expect(table.count == 1)
+        #expect(table.freeSlotCount == 2)  // slots 0 and 1
+        table[OwnerID(rawValue: 2 << 32 | 1)] = 8  // slot 0
+        #expect(table.freeSlotCount == 1)
+        table[OwnerID(rawValue: 1 << 32 | 3)] = nil
+        #expect(table.freeSlotCount == 2)
     }
 }

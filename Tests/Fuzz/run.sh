@@ -5,6 +5,8 @@
 #   Tests/Fuzz/run.sh JSONFraming     one target
 #   FUZZ_RUNS=10000000 Tests/Fuzz/run.sh JSONFraming   a number of executions instead of a time
 #   FUZZ_MAX_LEN=1024                 longest input libFuzzer generates (default: its own choice)
+#   ASAN_OPTIONS=malloc_context_size=0   long runs: no allocation stacks recorded (faster; a
+#                                     finding replayed without it reports them)
 #
 # New inputs go to .build/fuzz/corpus/<target> (kept between runs); the committed seeds in
 # Tests/Fuzz/corpus/<target> are only read. A crash, leak or invariant violation stops the

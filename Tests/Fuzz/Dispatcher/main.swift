@@ -21,6 +21,12 @@
 // - every display runs at one of its supported rates;
 // - a closed connection holds no link; once every connection is closed, no link, watch,
 //   connection or per-user count is left.
+//
+// One daemon serves every input (building one per input cost more than most inputs): each
+// input ends with every connection closed and the checks above, then InProcessDaemon.reset(),
+// which refuses unless nothing is left open or held. The clock, the displays' rates and the
+// link numbering carry over from input to input, as in a daemon that stays up; a finding
+// replayed alone (`Dispatcher crash-…`) runs on a fresh daemon.
 import FrameRateModel
 import FrameRateProtocol
 import FrameRateTesting
@@ -142,8 +148,7 @@ func checkDisplays(_ daemon: InProcessDaemon) {
     }
 }
 
-func run(_ input: [UInt8]) throws {
-    let daemon = InProcessDaemon()
+func run(_ input: [UInt8], on daemon: InProcessDaemon) throws {
     var states = [
         ConnectionState(connection: try daemon.connect(as: .root)),
         ConnectionState(connection: try daemon.connect(as: .user)),
@@ -212,11 +217,17 @@ func run(_ input: [UInt8]) throws {
     check(daemon.linkCount == 0, "\(daemon.linkCount) links leaked")
     check(daemon.watchCount == 0, "\(daemon.watchCount) watches leaked")
     check(daemon.accountedUserCount == 0, "per-user accounting left for \(daemon.accountedUserCount) users")
+    try daemon.reset()
 }
+
+/// The daemon every input runs on. `nonisolated(unsafe)`: libFuzzer calls the test function
+/// on the thread that called `LLVMFuzzerRunDriver`, one input at a time (no `-jobs` or
+/// `-workers` share a process), and nothing else touches it.
+nonisolated(unsafe) let daemon = InProcessDaemon()
 
 runFuzzer { data, size in
     do {
-        try run(bytes(data, size))
+        try run(bytes(data, size), on: daemon)
     } catch {
         fatalError("invariant violated: the harness failed: \(error)")
     }
