@@ -377,6 +377,19 @@ static void sb_i64(sb *s, int64_t v) {
 }
 
 /* A finite double as JSON, whatever the locale's decimal point. */
+/* Appends ,"timelines":t and ,"preferredFrameLatency":l for the values given (each only
+ * when `given`): Register sends what differs from the defaults, Update what changes. */
+static void sb_frame_timing(sb *s, int send_timelines, int64_t timelines, int send_latency, int64_t latency) {
+    if (send_timelines) {
+        sb_puts(s, ",\"timelines\":");
+        sb_i64(s, timelines);
+    }
+    if (send_latency) {
+        sb_puts(s, ",\"preferredFrameLatency\":");
+        sb_i64(s, latency);
+    }
+}
+
 static void sb_double(sb *s, double v) {
     char tmp[40];
     snprintf(tmp, sizeof tmp, "%.17g", v);
@@ -1156,14 +1169,7 @@ static int write_register_params(const fr_link *link, sb *s) {
     }
     if (link->high_frame_rate) sb_puts(s, ",\"highFrameRate\":true");
     if (link->adaptive) sb_puts(s, ",\"adaptive\":true");
-    if (link->timelines > 1) {
-        sb_puts(s, ",\"timelines\":");
-        sb_i64(s, link->timelines);
-    }
-    if (link->frame_latency > 1) {
-        sb_puts(s, ",\"preferredFrameLatency\":");
-        sb_i64(s, link->frame_latency);
-    }
+    sb_frame_timing(s, link->timelines > 1, link->timelines, link->frame_latency > 1, link->frame_latency);
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
 }
@@ -1647,14 +1653,7 @@ static int build_update(const void *p, sb *s) {
     }
     if (ctx->paused >= 0) sb_puts(s, ctx->paused ? ",\"paused\":true" : ",\"paused\":false");
     if (ctx->adaptive >= 0) sb_puts(s, ctx->adaptive ? ",\"adaptive\":true" : ",\"adaptive\":false");
-    if (ctx->timelines > 0) {
-        sb_puts(s, ",\"timelines\":");
-        sb_i64(s, ctx->timelines);
-    }
-    if (ctx->frame_latency > 0) {
-        sb_puts(s, ",\"preferredFrameLatency\":");
-        sb_i64(s, ctx->frame_latency);
-    }
+    sb_frame_timing(s, ctx->timelines > 0, ctx->timelines, ctx->frame_latency > 0, ctx->frame_latency);
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
 }
