@@ -80,7 +80,7 @@ final class SessionHandler: ChannelDuplexHandler {
             // the whole pipeline (partial-line timer, decoder), before any new read.
             var buffer = context.channel.allocator.buffer(capacity: pending.count)
             buffer.writeBytes(pending)
-            context.channel.pipeline.fireChannelRead(NIOAny(buffer))
+            context.channel.pipeline.syncOperations.fireChannelRead(NIOAny(buffer))
             context.channel.pipeline.fireChannelReadComplete()
         }
     }
@@ -97,15 +97,23 @@ final class SessionHandler: ChannelDuplexHandler {
             pending.append(UInt8(ascii: "\n"))
         }
         queue.removeAll()
+        let queued = pending
         let channel = context.channel
         let stopped = channel.setOption(ChannelOptions.autoRead, value: false)
-        guard let input else { return stopped.map { pending } }
+        guard let input else { return stopped.map { queued } }
         input.isHandingOver = true
+        // The callbacks run on this channel's loop (futures of its own channel), which owns `input`.
+        let boundInput = NIOLoopBound(input, eventLoop: context.eventLoop)
         return stopped.flatMap {
             // Removing the decoder hands its buffered bytes to `input` (handover mode).
-            channel.pipeline.handler(type: ByteToMessageHandler<HandoverLineDecoder>.self).flatMap { channel.pipeline.removeHandler($0) }
+            do {
+                let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HandoverLineDecoder>.self)
+                return channel.pipeline.syncOperations.removeHandler(decoder)
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
         }.map {
-            pending + input.leftover
+            queued + boundInput.value.leftover
         }.recover { _ in
             nil
         }

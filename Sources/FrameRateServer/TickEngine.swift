@@ -1,7 +1,7 @@
 package import FrameRateModel
 package import FrameRatePosix
 package import FrameRateProtocol
-package import NIOCore
+import NIOCore
 import Synchronization
 
 /// The tick plane: dedicated threads that deliver every link's ticks on its display's

@@ -1,4 +1,4 @@
-public import FrameRateModel
+import FrameRateModel
 
 /// Reads `timelines`: an integer in ``DisplayLinkConfiguration/timelineRange`` (1...7), or `nil`
 /// when absent; anything else is `INVALID_ARGUMENT` naming the bounds.

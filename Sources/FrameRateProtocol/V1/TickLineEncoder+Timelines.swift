@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 
 extension TickLineEncoder {
     /// One `timelines` entry as the tick line writes it: the vsync id and whole nanoseconds

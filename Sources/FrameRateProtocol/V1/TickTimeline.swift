@@ -1,4 +1,4 @@
-public import FrameRateModel
+import FrameRateModel
 
 /// One `timelines` entry of a Tick: a future frame the client may aim for, times in
 /// seconds on `CLOCK_MONOTONIC`.
