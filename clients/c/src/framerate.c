@@ -400,6 +400,17 @@ static void sb_double(sb *s, double v) {
     sb_puts(s, tmp);
 }
 
+/* Appends "range":{"minimum":…,"maximum":…,"preferred":…} (without a leading comma). */
+static void sb_range(sb *s, const fr_range *range) {
+    sb_puts(s, "\"range\":{\"minimum\":");
+    sb_double(s, range->minimum);
+    sb_puts(s, ",\"maximum\":");
+    sb_double(s, range->maximum);
+    sb_puts(s, ",\"preferred\":");
+    sb_double(s, range->preferred);
+    sb_puts(s, "}");
+}
+
 static void sb_json_string(sb *s, const char *text) {
     sb_putn(s, "\"", 1);
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
@@ -1151,13 +1162,8 @@ static int conn_request(fr_conn *conn, const char *method, const char *params, f
 }
 
 static int write_register_params(const fr_link *link, sb *s) {
-    sb_puts(s, "{\"range\":{\"minimum\":");
-    sb_double(s, link->range.minimum);
-    sb_puts(s, ",\"maximum\":");
-    sb_double(s, link->range.maximum);
-    sb_puts(s, ",\"preferred\":");
-    sb_double(s, link->range.preferred);
-    sb_puts(s, "}");
+    sb_puts(s, "{");
+    sb_range(s, &link->range);
     if (link->display >= 0) {
         sb_puts(s, ",\"display\":");
         sb_i64(s, link->display);
@@ -1643,13 +1649,8 @@ static int build_update(const void *p, sb *s) {
     sb_puts(s, "{\"link\":");
     sb_u64(s, ctx->link->daemon_id);
     if (ctx->range) {
-        sb_puts(s, ",\"range\":{\"minimum\":");
-        sb_double(s, ctx->range->minimum);
-        sb_puts(s, ",\"maximum\":");
-        sb_double(s, ctx->range->maximum);
-        sb_puts(s, ",\"preferred\":");
-        sb_double(s, ctx->range->preferred);
-        sb_puts(s, "}");
+        sb_puts(s, ",");
+        sb_range(s, ctx->range);
     }
     if (ctx->paused >= 0) sb_puts(s, ctx->paused ? ",\"paused\":true" : ",\"paused\":false");
     if (ctx->adaptive >= 0) sb_puts(s, ctx->adaptive ? ",\"adaptive\":true" : ",\"adaptive\":false");
@@ -1701,13 +1702,8 @@ static int build_boost(const void *p, sb *s) {
     sb_puts(s, ",\"duration\":");
     sb_double(s, ctx->duration);
     if (ctx->range) {
-        sb_puts(s, ",\"range\":{\"minimum\":");
-        sb_double(s, ctx->range->minimum);
-        sb_puts(s, ",\"maximum\":");
-        sb_double(s, ctx->range->maximum);
-        sb_puts(s, ",\"preferred\":");
-        sb_double(s, ctx->range->preferred);
-        sb_puts(s, "}");
+        sb_puts(s, ",");
+        sb_range(s, ctx->range);
     }
     sb_puts(s, "}");
     return s->oom ? FR_ENOMEM : FR_OK;
