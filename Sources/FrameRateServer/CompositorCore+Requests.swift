@@ -369,17 +369,19 @@ extension CompositorCore {
         sessions[owner]?.peer ?? retiredPeers[owner]
     }
 
-    /// ``currentState(for:)`` as encoded JSON, built at most once per model generation,
-    /// 100 ms window and viewer scope (``EncodedStateCache``, at most 64 kept): a flood of
-    /// GetState between two changes costs one snapshot and one encoding per scope every
-    /// 100 ms (residency and hitch ratios change with time alone), then a copy of the bytes
-    /// per request.
+    /// ``currentState(for:)`` as encoded JSON, built at most once per model generation
+    /// and viewer scope and reused for 100 ms after it was built (``EncodedStateCache``, at
+    /// most 64 kept): a flood of GetState between two changes costs one snapshot and one
+    /// encoding per scope every 100 ms (residency and hitch ratios change with time alone),
+    /// then a copy of the bytes per request.
     func encodedState(for viewer: Viewer) -> ByteBuffer {
-        let edition = shared.read { stateEdition(generation: $0.generation, elapsed: $0.compositor.start.duration(to: now())) }
-        if let bytes = stateCache.bytes(for: viewer.scope, generation: edition) { return bytes }
+        let (edition, start) = shared.read { state in
+            (stateEdition(generation: state.generation, elapsed: state.compositor.start.duration(to: now())), state.compositor.start)
+        }
+        if let bytes = stateCache.bytes(for: viewer.scope, edition: edition, at: start.duration(to: now())) { return bytes }
         var bytes = ByteBuffer()
         bytes.writeJSONValue(currentState(for: viewer).jsonValue)
-        stateCache.store(bytes, for: viewer.scope, generation: edition)
+        stateCache.store(bytes, for: viewer.scope, edition: edition, at: start.duration(to: now()))
         return bytes
     }
 

@@ -48,11 +48,17 @@ extension CompositorCore {
         return ["now": JSONValue(target.seconds)]
     }
 
-    /// The `GetState` cache key for `generation` at `elapsed` since the start: a 100 ms
-    /// window of real time, or on a virtual clock the exact virtual instant (its time
-    /// stands still between steps, and `now` in the state must be exact).
+    /// The `GetState` cache key for `generation` at `elapsed` since the start: the
+    /// generation alone on the real clock (the cache's lifetime bounds the age of a reused
+    /// encoding), plus the exact virtual instant on a virtual clock (its time stands still
+    /// between steps, and `now` in the state must be exact).
     func stateEdition(generation: UInt64, elapsed: Duration) -> StateEdition {
-        virtualTime == nil ? StateEdition(generation: generation, elapsed: elapsed) : StateEdition(generation: generation, virtualElapsed: elapsed)
+        guard virtualTime != nil else { return StateEdition(generation: generation) }
+        let (seconds, attoseconds) = elapsed.components
+        return StateEdition(
+            generation: generation,
+            virtualInstant: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000
+        )
     }
 
     /// Logs that the links' unanswered ticks outlasted `--virtual-timeout` and time moved on.
@@ -61,15 +67,5 @@ extension CompositorCore {
             "virtual time moved on without an answer from link(s) \(links.map { "\($0.rawValue)" }.joined(separator: ", ")) after \(timeout) (--virtual-timeout): their intervals count as skipped while they stay busy",
             metadata: ["event": "virtual-answer-timeout", "links": "\(links.map { "\($0.rawValue)" }.joined(separator: ","))"]
         )
-    }
-}
-
-extension StateEdition {
-    /// The edition of a virtual-clock daemon at `generation`, `elapsed` (virtual) after
-    /// the start: each virtual instant is its own window.
-    init(generation: UInt64, virtualElapsed elapsed: Duration) {
-        self.generation = generation
-        let (seconds, attoseconds) = elapsed.components
-        self.window = seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000
     }
 }

@@ -185,7 +185,7 @@ package final class CompositorCore {
         let loop = NIOLoopBound(self, eventLoop: eventLoop)
         return SocketWriter.Observer(
             writabilityChanged: { writable in
-                shared.change { $0.driver.writabilityChanged(of: owner, writable: writable, at: now()) }
+                shared.change(shown: false) { $0.driver.writabilityChanged(of: owner, writable: writable, at: now()) }
                 loop.eventLoop.execute { loop.value.writabilityChanged(owner: owner, writable: writable) }
             },
             needsFlush: { descriptor in shared.waiter.watchWritable(descriptor, token: owner.rawValue) },

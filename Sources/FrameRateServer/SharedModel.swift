@@ -46,10 +46,14 @@ package final class SharedModel: Sendable {
 
     /// Changes the state, then wakes the tick plane if the change made something due
     /// before the instant it sleeps until (a new link, an earlier rate change).
-    func change<T, E: Error>(_ body: (inout DaemonState) throws(E) -> T) throws(E) -> T {
+    /// - Parameter shown: whether the change is one ``CompositorState`` shows (bumps the
+    ///   generation, so the next GetState is encoded anew). The tick plane's own
+    ///   bookkeeping (a connection's writability) is not: bumping for it would make every
+    ///   GetState reply above the high-water mark invalidate its own cached encoding.
+    func change<T, E: Error>(shown: Bool = true, _ body: (inout DaemonState) throws(E) -> T) throws(E) -> T {
         let (result, wake) = try state.withLock { (state) throws(E) -> (T, Bool) in
             let result = try body(&state)
-            state.generation &+= 1
+            if shown { state.generation &+= 1 }
             guard let next = state.driver.nextDeadline(compositor: state.compositor) else { return (result, false) }
             if let sleeping = state.tickPlaneSleepsUntil, sleeping <= next { return (result, false) }
             state.tickPlaneSleepsUntil = next

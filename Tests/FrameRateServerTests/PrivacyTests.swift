@@ -184,31 +184,53 @@ struct ViewerTests {
     }
 }
 
-/// The bound on encoded GetState results.
+/// The bound on encoded GetState results, and how long one is reused.
 @Suite("EncodedStateCache")
 struct EncodedStateCacheTests {
     static func bytes(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+    static let t0 = Duration.seconds(5)
 
-    @Test func keepsPerScopeForOneGeneration() {
+    @Test func keepsPerScopeForOneEdition() {
         var cache = EncodedStateCache<UInt64>(capacity: 4)
-        cache.store(Self.bytes("all"), for: .everyone, generation: 7)
-        cache.store(Self.bytes("u1"), for: .ownUID(1), generation: 7)
-        #expect(cache.bytes(for: .everyone, generation: 7) == Self.bytes("all"))
-        #expect(cache.bytes(for: .ownUID(1), generation: 7) == Self.bytes("u1"))
-        #expect(cache.bytes(for: .ownUID(2), generation: 7) == nil)
-        #expect(cache.bytes(for: .everyone, generation: 8) == nil)
-        cache.store(Self.bytes("all8"), for: .everyone, generation: 8)
+        cache.store(Self.bytes("all"), for: .everyone, edition: 7, at: Self.t0)
+        cache.store(Self.bytes("u1"), for: .ownUID(1), edition: 7, at: Self.t0)
+        #expect(cache.bytes(for: .everyone, edition: 7, at: Self.t0) == Self.bytes("all"))
+        #expect(cache.bytes(for: .ownUID(1), edition: 7, at: Self.t0) == Self.bytes("u1"))
+        #expect(cache.bytes(for: .ownUID(2), edition: 7, at: Self.t0) == nil)
+        #expect(cache.bytes(for: .everyone, edition: 8, at: Self.t0) == nil)
+        cache.store(Self.bytes("all8"), for: .everyone, edition: 8, at: Self.t0)
         #expect(cache.count == 1)
-        #expect(cache.bytes(for: .ownUID(1), generation: 8) == nil)
+        #expect(cache.bytes(for: .ownUID(1), edition: 8, at: Self.t0) == nil)
+    }
+
+    @Test("an encoding is reused for its lifetime after it was stored, however long ago it was asked for")
+    func lifetimeCountsFromTheStore() {
+        var cache = EncodedStateCache<UInt64>(capacity: 4, lifetime: .milliseconds(100))
+        // Asked at t0, finished 250 ms later (an encoding slower than the lifetime).
+        cache.store(Self.bytes("all"), for: .everyone, edition: 1, at: Self.t0 + .milliseconds(250))
+        #expect(cache.bytes(for: .everyone, edition: 1, at: Self.t0 + .milliseconds(250)) == Self.bytes("all"))
+        #expect(cache.bytes(for: .everyone, edition: 1, at: Self.t0 + .milliseconds(349)) == Self.bytes("all"))
+        #expect(cache.bytes(for: .everyone, edition: 1, at: Self.t0 + .milliseconds(350)) == nil)
     }
 
     @Test func neverHoldsMoreThanItsCapacity() {
         var cache = EncodedStateCache<UInt64>(capacity: 3)
         for uid in UInt32(0)..<100 {
-            cache.store(Self.bytes("u\(uid)"), for: .ownUID(uid), generation: 1)
+            cache.store(Self.bytes("u\(uid)"), for: .ownUID(uid), edition: 1, at: Self.t0)
             #expect(cache.count <= 3)
-            #expect(cache.bytes(for: .ownUID(uid), generation: 1) == Self.bytes("u\(uid)"))
+            #expect(cache.bytes(for: .ownUID(uid), edition: 1, at: Self.t0) == Self.bytes("u\(uid)"))
         }
         #expect(cache.count == 3)
+    }
+
+    @Test("when full, an expired entry makes room before a live one")
+    func expiredEntriesGoFirst() {
+        var cache = EncodedStateCache<UInt64>(capacity: 2, lifetime: .milliseconds(100))
+        cache.store(Self.bytes("old"), for: .ownUID(1), edition: 1, at: Self.t0)
+        cache.store(Self.bytes("live"), for: .ownUID(2), edition: 1, at: Self.t0 + .milliseconds(90))
+        cache.store(Self.bytes("new"), for: .ownUID(3), edition: 1, at: Self.t0 + .milliseconds(150))
+        #expect(cache.count == 2)
+        #expect(cache.bytes(for: .ownUID(2), edition: 1, at: Self.t0 + .milliseconds(150)) == Self.bytes("live"))
+        #expect(cache.bytes(for: .ownUID(3), edition: 1, at: Self.t0 + .milliseconds(150)) == Self.bytes("new"))
     }
 }
