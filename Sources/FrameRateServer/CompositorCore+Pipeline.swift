@@ -17,7 +17,7 @@ extension CompositorCore {
     ) throws {
         let input = HandoverInput()
         try pipeline.addHandlers(
-            PartialLineTimeoutHandler(timeout: configuration.limits.partialLineTimeout),
+            PartialLineTimeoutHandler(timeout: configuration.limits.partialLineTimeout, pacer: longLineReads),
             ByteToMessageHandler(HandoverLineDecoder(maximumLineLength: configuration.limits.lineLength, input: input)),
             SessionHandler(core: self, peer: peer, destination: destination, input: input, adopting: adopting)
         )

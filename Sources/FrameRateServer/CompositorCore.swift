@@ -45,6 +45,8 @@ package final class CompositorCore {
     /// The latest encoded `GetState` results, per viewer scope, the model generation they show
     /// and when they were built.
     var stateCache = EncodedStateCache<StateEdition>()
+    /// Paces the reads of every connection whose request line has grown long.
+    lazy var longLineReads = LongLineReadPacer(eventLoop: eventLoop)
     /// The identity of closed connections whose links still hold residency shares, so
     /// GetState names them as they were. Pruned to the owners residency still names.
     var retiredPeers: [OwnerID: PeerCredentials] = [:]

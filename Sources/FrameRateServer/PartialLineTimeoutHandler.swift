@@ -1,16 +1,21 @@
 import NIOCore
 
-/// Closes a connection whose request line does not arrive completely in time: a client
-/// that sends a line without its newline (slowly, or never) holds the daemon's memory for
-/// at most ``timeout``.
+/// Closes a connection whose request line does not arrive completely in time, and paces
+/// the reads of a line that grows long: a client that sends a line without its newline
+/// (slowly, or never) holds the daemon's memory for at most ``timeout``, and while its
+/// open line is longer than ``longLine`` bytes it reads only when the shared
+/// ``LongLineReadPacer`` lets it, so many such clients cannot fill the loop's turns.
 ///
-/// It sits before the line decoder and looks only at the last byte of each read: a read
-/// that ends a line clears the deadline; one that leaves a line open starts it (if it is
-/// not running). When it expires it fires ``PartialLineTimedOut`` for the session handler,
-/// which answers with an error and closes the connection.
-final class PartialLineTimeoutHandler: ChannelInboundHandler {
+/// It sits before the line decoder. A read that ends a line clears the deadline; one that
+/// leaves a line open starts it (if it is not running). When it expires it fires
+/// ``PartialLineTimedOut`` for the session handler, which answers with an error and
+/// closes the connection. It counts the bytes after the last newline it has seen; past
+/// ``longLine``, the next read request waits for the pacer.
+final class PartialLineTimeoutHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// The user event fired when a line took longer than the timeout.
     struct PartialLineTimedOut: Sendable {
@@ -18,15 +23,39 @@ final class PartialLineTimeoutHandler: ChannelInboundHandler {
         let timeout: Duration
     }
 
-    private let timeout: Duration
-    private var deadline: Scheduled<Void>?
+    /// An open line longer than this many bytes is read at the pacer's pace.
+    static let longLine = 4096
 
-    init(timeout: Duration) {
+    private let timeout: Duration
+    private let pacer: LongLineReadPacer?
+    private var deadline: Scheduled<Void>?
+    /// Bytes read since the last newline.
+    private var openLineLength = 0
+    /// A read waits in the pacer (asked once, however often NIO asks meanwhile).
+    private var readPaced = false
+
+    /// - Parameter pacer: paces reads of long lines; `nil` reads at once (tests of one connection).
+    init(timeout: Duration, pacer: LongLineReadPacer? = nil) {
         self.timeout = timeout
+        self.pacer = pacer
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard let pacer, openLineLength > Self.longLine else {
+            context.read()
+            return
+        }
+        guard !readPaced else { return }
+        readPaced = true
+        pacer.enqueue {
+            self.readPaced = false
+            if context.channel.isActive { context.read() }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
+        openLineLength = Self.openLineLength(after: openLineLength, reading: buffer)
         if buffer.readableBytes > 0 {
             let endsLine = buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\n")
             if endsLine {
@@ -42,6 +71,17 @@ final class PartialLineTimeoutHandler: ChannelInboundHandler {
             }
         }
         context.fireChannelRead(data)
+    }
+
+    /// The open line's length after `buffer` is read, `length` before it: the bytes after
+    /// its last newline, or `length` plus all of it when it holds none.
+    static func openLineLength(after length: Int, reading buffer: ByteBuffer) -> Int {
+        let tail = buffer.withUnsafeReadableBytes { bytes -> Int? in
+            bytes.lastIndex(of: UInt8(ascii: "\n")).map { bytes.count - ($0 + 1) }
+        }
+        if let tail { return tail }
+        let (sum, overflow) = length.addingReportingOverflow(buffer.readableBytes)
+        return overflow ? Int.max : sum
     }
 
     func channelInactive(context: ChannelHandlerContext) {
