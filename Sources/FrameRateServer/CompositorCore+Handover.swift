@@ -28,13 +28,13 @@ extension CompositorCore {
             (session.handOver?() ?? eventLoop.makeSucceededFuture(nil)).recover { _ in nil }
         }
         let deadline = now().advanced(by: drainTimeout)
-        let loop = NIOLoopBound(self, eventLoop: eventLoop)
-        return EventLoopFuture.whenAllSucceed(stopped, on: eventLoop).flatMap { pending in
+        // Every callback runs on this loop (futures of this loop), which owns the sessions.
+        return EventLoopFuture.whenAllSucceed(stopped, on: eventLoop).assumeIsolated().flatMap { pending in
             let ready = zip(candidates, pending).compactMap { session, input in input.map { (session, $0) } }
-            return loop.value.drain(ready.map(\.0), until: deadline).map { drained in
-                loop.value.package(ready.filter { drained.contains(ObjectIdentifier($0.0)) })
-            }
-        }
+            return self.drain(ready.map(\.0), until: deadline).assumeIsolated().map { drained in
+                self.package(ready.filter { drained.contains(ObjectIdentifier($0.0)) })
+            }.nonisolated()
+        }.nonisolated()
     }
 
     /// Flushes every writer (the tick plane, which would on `EPOLLOUT`, has stopped) until all
@@ -52,9 +52,8 @@ extension CompositorCore {
             }
             return eventLoop.makeSucceededFuture(done)
         }
-        let loop = NIOLoopBound(self, eventLoop: eventLoop)
-        return eventLoop.flatScheduleTask(in: .milliseconds(2)) {
-            loop.value.drain(pending, until: deadline).map { done.union($0) }
+        return eventLoop.assumeIsolated().flatScheduleTask(deadline: .now() + .milliseconds(2)) {
+            self.drain(pending, until: deadline).map { done.union($0) }
         }.futureResult
     }
 
