@@ -24,7 +24,7 @@ struct Framectl: AsyncParsableCommand {
         subcommands: [
             RegisterCommand.self, StatusCommand.self, CapsCommand.self, WatchCommand.self,
             ResidencyCommand.self, TraceCommand.self, TopCommand.self, HealthCommand.self, DescribeCommand.self, CallCommand.self,
-            BoostCommand.self,
+            BoostCommand.self, AdvanceCommand.self,
         ]
     )
 

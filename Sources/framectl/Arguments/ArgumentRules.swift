@@ -28,6 +28,28 @@ enum ArgumentRules {
         return value
     }
 
+    /// `--timelines` and `--latency`: within ``DisplayLinkConfiguration/timelineRange`` and
+    /// ``DisplayLinkConfiguration/frameLatencyRange``, the rules the daemon applies.
+    static func frameTiming(timelines: Int, latency: Int) throws(ValidationError) -> (timelines: Int, latency: Int) {
+        let timelineRange = DisplayLinkConfiguration.timelineRange
+        guard timelineRange.contains(timelines) else {
+            throw ValidationError("--timelines must be \(timelineRange.lowerBound) to \(timelineRange.upperBound) (frame timelines listed per tick), got \(timelines)")
+        }
+        let latencyRange = DisplayLinkConfiguration.frameLatencyRange
+        guard latencyRange.contains(latency) else {
+            throw ValidationError("--latency must be \(latencyRange.lowerBound) or \(latencyRange.upperBound) (intervals from a tick to its frame's presentation), got \(latency)")
+        }
+        return (timelines, latency)
+    }
+
+    /// `framectl advance`'s seconds: finite, from 0 to ``AdvanceRequest/maximumSeconds``.
+    static func advance(_ seconds: Double) throws(ValidationError) -> Double {
+        guard seconds.isFinite, seconds >= 0, seconds <= AdvanceRequest.maximumSeconds else {
+            throw ValidationError("seconds must be a finite number from 0 to \(Int(AdvanceRequest.maximumSeconds)) (a virtual day), got \(seconds)")
+        }
+        return seconds
+    }
+
     /// `text` parsed as the JSON params of `framectl call`: an object or an array; `nil` means none.
     static func params(_ text: String?) throws(ValidationError) -> JSONValue? {
         guard let text else { return nil }

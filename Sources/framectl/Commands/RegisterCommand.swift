@@ -33,6 +33,7 @@ struct RegisterCommand: AsyncParsableCommand {
               framectl register --min 80 --max 120 --no-high-frame-rate
               framectl register --min 30 --max 60 --label video --count 10 --json
               framectl register --min 120 --max 120 --preferred 120 --adaptive
+              framectl register --min 60 --max 60 --timelines 3 --latency 2 --json --count 5
             """
     )
 
@@ -64,6 +65,20 @@ struct RegisterCommand: AsyncParsableCommand {
     )
     var adaptive = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Frame timelines each tick lists, 1-7 (CAMetalDisplayLink-style future vsyncs with their deadlines; in --json output).",
+            valueName: "n"
+        )
+    )
+    var timelines = 1
+
+    @Option(
+        name: .customLong("latency"),
+        help: ArgumentHelp("Preferred frame latency: a frame started at a tick shows 1 or 2 intervals later (targetPresentationTimestamp).", valueName: "n")
+    )
+    var frameLatency = 1
+
     @Option(help: ArgumentHelp("The display (0 is the default display).", valueName: "n"))
     var display: Int?
 
@@ -79,6 +94,7 @@ struct RegisterCommand: AsyncParsableCommand {
         _ = try ArgumentRules.range(minimum: minimum, maximum: maximum, preferred: preferred)
         _ = try ArgumentRules.display(display)
         _ = try ArgumentRules.count(count)
+        _ = try ArgumentRules.frameTiming(timelines: timelines, latency: frameLatency)
     }
 
     /// How the tick loop ended on its own.
@@ -93,9 +109,10 @@ struct RegisterCommand: AsyncParsableCommand {
         let range = try ArgumentRules.range(minimum: minimum, maximum: maximum, preferred: preferred)
         // A daemon restart should not end a long-running register: reconnect and register again.
         let connection = try await global.connectReconnecting(mentionWatches: false)
+        let timing = try ArgumentRules.frameTiming(timelines: timelines, latency: frameLatency)
         let link = try await connection.register(
             range: range, display: try ArgumentRules.display(display), paused: paused, label: label, highFrameRate: highFrameRate,
-            adaptive: adaptive
+            adaptive: adaptive, timelines: timing.timelines, preferredFrameLatency: timing.latency
         )
         let registration =
             json
