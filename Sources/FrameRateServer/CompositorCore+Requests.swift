@@ -40,7 +40,7 @@ extension CompositorCore {
     }
 
     private func logRejection(method: String, error: RPCError, session: Session) {
-        guard case .log(let suppressed) = session.rejectionLog.admit(at: MonotonicClock.now) else { return }
+        guard case .log(let suppressed) = session.rejectionLog.admit(at: wallNow()) else { return }
         logger.info(
             "request rejected: \(method): \(error.message)\(SessionRejectionLog.note(suppressed: suppressed))",
             metadata: peerMetadata(session.peer).merging(

@@ -45,6 +45,8 @@ package final class CompositorCore {
     /// The latest encoded `GetState` results, per viewer scope, the model generation they show
     /// and when they were built.
     var stateCache = EncodedStateCache<StateEdition>()
+    /// Rate limits of the log lines for rejections that end a connection, per user.
+    var connectionRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// Paces the reads of every connection whose request line has grown long.
     lazy var longLineReads = LongLineReadPacer(eventLoop: eventLoop)
     /// The identity of closed connections whose links still hold residency shares, so
@@ -248,15 +250,19 @@ package final class CompositorCore {
     }
 
     func rejectOversizedLine(limit: Int, from session: Session) {
-        logger.warning(
-            "request rejected: line longer than \(limit) bytes; closing the connection",
-            metadata: peerMetadata(session.peer).merging(["event": "request-rejected"]) { $1 }
-        )
+        logConnectionRejection("line longer than \(limit) bytes; closing the connection", session: session)
     }
 
     func rejectPartialLine(timeout: Duration, from session: Session) {
+        logConnectionRejection("a line took longer than \(timeout) to arrive; closing the connection", session: session)
+    }
+
+    /// Logs a rejection that ends `session`'s connection, at most 10 per user per 10 s
+    /// (``UserRejectionLogs``): a user cannot flood the log by opening connections.
+    private func logConnectionRejection(_ what: String, session: Session) {
+        guard case .log(let suppressed) = connectionRejectionLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
         logger.warning(
-            "request rejected: a line took longer than \(timeout) to arrive; closing the connection",
+            "request rejected: \(what)\(UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid))",
             metadata: peerMetadata(session.peer).merging(["event": "request-rejected"]) { $1 }
         )
     }

@@ -56,6 +56,14 @@ struct RejectionLogLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         return .log(suppressed: suppressed)
     }
 
+    /// Whether nothing is counted at `now`: no window running, nothing suppressed (a limiter
+    /// that can be dropped and started over without losing anything).
+    func isIdle(at now: Instant) -> Bool {
+        guard suppressed == 0 else { return false }
+        guard let start = windowStart else { return true }
+        return start.duration(to: now) >= window
+    }
+
     /// The note a logged line carries after suppressed ones: `""` or
     /// ` (12 more rejections on this connection were not logged)`.
     static func note(suppressed: Int) -> String {

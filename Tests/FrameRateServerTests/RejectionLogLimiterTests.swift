@@ -61,3 +61,55 @@ import Testing
         #expect(Limiter.note(suppressed: 42) == " (42 more rejections on this connection were not logged)")
     }
 }
+
+/// The per-user cap on log lines for rejections that end a connection, on a stepped clock.
+@Suite struct UserRejectionLogsTests {
+    typealias Logs = UserRejectionLogs<ManualClock.Instant>
+    let start = ManualClock.Instant(offset: .zero)
+
+    func at(_ milliseconds: Int) -> ManualClock.Instant { start.advanced(by: .milliseconds(milliseconds)) }
+
+    @Test("ten lines per user per window, whatever the number of connections; each user has its own allowance")
+    func tenPerUser() {
+        var logs = Logs()
+        for step in 0..<10 { #expect(logs.admit(uid: 65534, at: at(step)) == .log(suppressed: 0)) }
+        for step in 10..<200 { #expect(logs.admit(uid: 65534, at: at(step)) == .suppress) }
+        #expect(logs.admit(uid: 1000, at: at(200)) == .log(suppressed: 0))
+        #expect(logs.admit(uid: 65534, at: at(10_000)) == .log(suppressed: 190))
+        #expect(Logs.note(suppressed: 190, uid: 65534) == " (190 more connections of uid 65534 closed the same way were not logged)")
+        #expect(Logs.note(suppressed: 1, uid: 7) == " (1 more connection of uid 7 closed the same way was not logged)")
+        #expect(Logs.note(suppressed: 0, uid: 7) == "")
+    }
+
+    @Test("bounded: past its capacity a user whose window ended makes room first, one still counting keeps its count")
+    func bounded() {
+        var logs = Logs(capacity: 2)
+        _ = logs.admit(uid: 1, at: at(0))
+        for step in 0..<11 { _ = logs.admit(uid: 2, at: at(step)) }  // uid 2: one suppressed
+        // 11 s later uid 1's window has ended, uid 2 still has a suppressed count: uid 1 goes.
+        #expect(logs.admit(uid: 3, at: at(11_000)) == .log(suppressed: 0))
+        #expect(logs.count == 2)
+        #expect(logs.admit(uid: 2, at: at(11_001)) == .log(suppressed: 1))
+    }
+}
+
+/// The per-user cap through the control plane: connections of one user, each closed for a
+/// line over the limit, log ten warnings per window, not one each.
+@Suite struct ConnectionRejectionLoggingTests {
+    @Test func oversizedLinesFromManyConnectionsOfOneUserLogTenLines() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(limits: .init(lineLength: 1024), logHandler: log)
+        for _ in 0..<25 {
+            let client = try server.connect(Peers.user)
+            try client.sendBytes(String(repeating: "x", count: 2048) + "\n")
+            _ = try client.lines()
+        }
+        let rejections = log.messages.filter { $0.hasPrefix("request rejected: line longer than 1024 bytes") }
+        #expect(rejections.count == 10, "\(rejections)")
+        // Another user is logged as usual.
+        let other = try server.connect(Peers.other)
+        try other.sendBytes(String(repeating: "x", count: 2048) + "\n")
+        _ = try other.lines()
+        #expect(log.messages.filter { $0.hasPrefix("request rejected: line longer than 1024 bytes") }.count == 11)
+    }
+}
