@@ -116,22 +116,22 @@ import Testing
 
     @Test func theRateChangeLogEntryCarriesRuleDecidersAndCap() throws {
         let server = ServerHarness(start: Self.start)
-        let entries = CapturedLog()
-        server.core.logger = Logger(label: "framerated-test", factory: { _ in CapturingLogHandler(log: entries) })
+        let log = RecordingLogHandler()
+        server.core.logger = Logger(label: "framerated-test", factory: { _ in log })
         let admin = try server.connect(Peers.root)
         let client = try server.connect()
         _ = try client.register(80, 120, 120, extra: #","highFrameRate":true"#)
         _ = try admin.result(.setCaps, #"{"thermalState":"serious"}"#)
         _ = try admin.result(.setCaps, #"{"thermalState":"nominal"}"#)
         try server.runNextVsync()
-        let change = try #require(entries.all.first { $0["event"] == "refresh-rate-changed" })
+        let change = try #require(log.entries.map(\.metadata).first { $0["event"] == "refresh-rate-changed" })
         // JournalLogHandler turns these keys into FRAMERATED_RULE, FRAMERATED_DECIDERS and FRAMERATED_CAP.
         #expect(change["rule"] == "exact" && change["deciders"] == "1" && change["cap"] == "none")
         #expect(change["to_hz"] == "120")
 
         _ = try admin.result(.setCaps, #"{"lowPowerMode":true}"#)
-        for _ in 0..<100 where entries.all.filter({ $0["event"] == "refresh-rate-changed" }).count < 2 { try server.runNextVsync() }
-        let capped = try #require(entries.all.last { $0["event"] == "refresh-rate-changed" })
+        for _ in 0..<100 where log.entries.filter({ $0.metadata["event"] == "refresh-rate-changed" }).count < 2 { try server.runNextVsync() }
+        let capped = try #require(log.entries.map(\.metadata).last { $0["event"] == "refresh-rate-changed" })
         #expect(capped["rule"] == "cap" && capped["deciders"] == "none" && capped["cap"] == "lowPower 60 Hz" && capped["to_hz"] == "60")
     }
 
@@ -139,30 +139,5 @@ import Testing
         #expect(CompositorCore.journalList([], count: 0) == "none")
         #expect(CompositorCore.journalList([LinkID(rawValue: 3), LinkID(rawValue: 7)], count: 2) == "3 7")
         #expect(CompositorCore.journalList([LinkID(rawValue: 3)], count: 5) == "3 (+4 more)")
-    }
-}
-
-/// Every log entry's metadata, as strings.
-final class CapturedLog: Sendable {
-    private let entries = Mutex<[[String: String]]>([])
-    var all: [[String: String]] { entries.withLock { $0 } }
-    func append(_ entry: [String: String]) { entries.withLock { $0.append(entry) } }
-}
-
-/// A log handler that records each entry's metadata.
-struct CapturingLogHandler: LogHandler {
-    let log: CapturedLog
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var entry: [String: String] = [:]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { entry[key] = "\(value)" }
-        log.append(entry)
     }
 }

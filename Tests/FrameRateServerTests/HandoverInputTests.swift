@@ -45,7 +45,7 @@ struct HandoverInputTests {
 
         let session = try #require(old.core.sessions.values.first)
         var pending: [UInt8]??
-        session.handOver?().whenSuccess { pending = $0 }
+        session.handOver?().assumeIsolated().whenSuccess { pending = $0 }
         old.loop.run()
         let kept = try #require(pending ?? nil)
         #expect(String(decoding: kept, as: UTF8.self) == #"{"jsonrpc":"2.0","id":2,"#)

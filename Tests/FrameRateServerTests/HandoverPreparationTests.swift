@@ -24,7 +24,7 @@ struct HandoverPreparationTests {
         _ = try second.lines()
 
         var package: HandoverPackage?
-        harness.core.prepareHandover(drainTimeout: .milliseconds(100)).whenSuccess { package = $0 }
+        harness.core.prepareHandover(drainTimeout: .milliseconds(100)).assumeIsolated().whenSuccess { package = $0 }
         harness.loop.run()
         let prepared = try #require(package)
         #expect(prepared.descriptors.count == 2)
@@ -45,7 +45,7 @@ struct HandoverPreparationTests {
         #expect(decoded == prepared.snapshot)
 
         var finished = false
-        harness.core.finishHandover().whenComplete { _ in finished = true }
+        harness.core.finishHandover().assumeIsolated().whenComplete { _ in finished = true }
         harness.loop.run()
         #expect(finished)
         // Closing this process's copies released no link and told the clients nothing.

@@ -134,30 +134,6 @@ import Testing
     }
 }
 
-/// A log handler keeping every message, for tests that check what the daemon logs.
-final class RecordingLogHandler: LogHandler, Sendable {
-    private let lines = Mutex<[String]>([])
-    var messages: [String] { lines.withLock { $0 } }
-
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}  // the core logs with explicit metadata only
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        let message = event.message.description
-        lines.withLock { $0.append(message) }
-    }
-}
-
 @Suite struct RejectionLoggingTests {
     @Test func aFloodOfBadRequestsLogsTenLinesPerConnection() throws {
         let log = RecordingLogHandler()

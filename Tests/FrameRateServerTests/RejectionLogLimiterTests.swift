@@ -106,8 +106,8 @@ import Testing
         }
         let rejections = log.messages.filter { $0.hasPrefix("request rejected: line longer than 1024 bytes") }
         #expect(rejections.count == 10, "\(rejections)")
-        // Another user is logged as usual.
-        let other = try server.connect(Peers.other)
+        // Another user (root) is logged as usual.
+        let other = try server.connect(Peers.root)
         try other.sendBytes(String(repeating: "x", count: 2048) + "\n")
         _ = try other.lines()
         #expect(log.messages.filter { $0.hasPrefix("request rejected: line longer than 1024 bytes") }.count == 11)
