@@ -49,14 +49,21 @@ struct LongLineReadPacerTests {
         }
     }
 
-    @Test("a connection reads at once until its open line passes longLine bytes, then only when the pacer lets it")
-    func pacesOnlyLongOpenLines() throws {
+    /// A connected embedded channel whose partial-line handler asks a pacer with
+    /// `readsPerInterval` reads per millisecond, and a counter of the reads that pass it.
+    static func pacedConnection(readsPerInterval: Int) throws -> (EmbeddedEventLoop, LongLineReadPacer, ReadCounter, EmbeddedChannel) {
         let loop = EmbeddedEventLoop()
-        let pacer = LongLineReadPacer(eventLoop: loop, readsPerInterval: 1, interval: .milliseconds(1))
+        let pacer = LongLineReadPacer(eventLoop: loop, readsPerInterval: readsPerInterval, interval: .milliseconds(1))
         let counter = ReadCounter()
         let channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandlers(counter, PartialLineTimeoutHandler(timeout: .seconds(10), pacer: pacer))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/x")).wait()
+        return (loop, pacer, counter, channel)
+    }
+
+    @Test("a connection reads at once until its open line passes longLine bytes, then only when the pacer lets it")
+    func pacesOnlyLongOpenLines() throws {
+        let (loop, pacer, counter, channel) = try Self.pacedConnection(readsPerInterval: 1)
         let afterConnect = counter.reads
         channel.read()
         #expect(counter.reads == afterConnect + 1)
@@ -80,12 +87,7 @@ struct LongLineReadPacerTests {
 
     @Test("a paced read of a connection that closed meanwhile is dropped")
     func closedConnectionsAreSkipped() throws {
-        let loop = EmbeddedEventLoop()
-        let pacer = LongLineReadPacer(eventLoop: loop, readsPerInterval: 4, interval: .milliseconds(1))
-        let counter = ReadCounter()
-        let channel = EmbeddedChannel(loop: loop)
-        try channel.pipeline.syncOperations.addHandlers(counter, PartialLineTimeoutHandler(timeout: .seconds(10), pacer: pacer))
-        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/x")).wait()
+        let (loop, pacer, counter, channel) = try Self.pacedConnection(readsPerInterval: 4)
         try channel.writeInbound(ByteBuffer(string: String(repeating: "x", count: PartialLineTimeoutHandler.longLine + 1)))
         channel.read()
         #expect(pacer.waitingCount == 1)
