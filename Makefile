@@ -163,11 +163,11 @@ sanitize: deps
 ## (default 60); FUZZ_RUNS=N runs N executions instead. A finding fails the target and
 ## leaves its input in .build/fuzz/artifacts/<target>/ (docs/security.md, "Fuzzing").
 FUZZ_SECONDS ?= 60
-fuzz:
+fuzz: deps
 	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_SECONDS) Tests/Fuzz/run.sh
 
 ## fuzz-smoke: each fuzz target for 20 s (what make test runs).
-fuzz-smoke:
+fuzz-smoke: deps
 	SWIFT=$(SWIFT) FUZZ_SECONDS=20 Tests/Fuzz/run.sh
 
 ## install: release build (static Swift runtime); binaries, units, sysusers.d, man pages,
