@@ -48,7 +48,9 @@ for target in "${targets[@]}"; do
   [ -n "${FUZZ_REPLAY:-}" ] && limit=(-runs=0)
   [ -n "${FUZZ_MAX_LEN:-}" ] && limit+=(-max_len="$FUZZ_MAX_LEN")
   [ -n "${FUZZ_FORK:-}" ] && limit+=(-fork="$FUZZ_FORK")
-  echo "fuzz $target: ${FUZZ_REPLAY:+replay of the corpora}${FUZZ_REPLAY:-${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s}}"
+  if [ -n "${FUZZ_REPLAY:-}" ]; then echo "fuzz $target: replay of the corpora"
+  elif [ -n "${FUZZ_RUNS:-}" ]; then echo "fuzz $target: $FUZZ_RUNS runs"
+  else echo "fuzz $target: $seconds s"; fi
   "$bin/$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" "$here/corpus/$target"
 done
