@@ -43,14 +43,12 @@ for target in "${targets[@]}"; do
   work="$root/.build/fuzz/corpus/$target"
   artifacts="$root/.build/fuzz/artifacts/$target"
   mkdir -p "$work" "$artifacts"
-  limit=(-max_total_time="$seconds")
-  [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
-  [ -n "${FUZZ_REPLAY:-}" ] && limit=(-runs=0)
+  if [ -n "${FUZZ_REPLAY:-}" ]; then limit=(-runs=0); what="replay of the corpora"
+  elif [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); what="$FUZZ_RUNS runs"
+  else limit=(-max_total_time="$seconds"); what="$seconds s"; fi
   [ -n "${FUZZ_MAX_LEN:-}" ] && limit+=(-max_len="$FUZZ_MAX_LEN")
   [ -n "${FUZZ_FORK:-}" ] && limit+=(-fork="$FUZZ_FORK")
-  if [ -n "${FUZZ_REPLAY:-}" ]; then echo "fuzz $target: replay of the corpora"
-  elif [ -n "${FUZZ_RUNS:-}" ]; then echo "fuzz $target: $FUZZ_RUNS runs"
-  else echo "fuzz $target: $seconds s"; fi
+  echo "fuzz $target: $what"
   "$bin/$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" "$here/corpus/$target"
 done
