@@ -7,6 +7,13 @@
 #   FUZZ_MAX_LEN=1024                 longest input libFuzzer generates (default: its own choice)
 #   ASAN_OPTIONS=malloc_context_size=0   long runs: no allocation stacks recorded (faster; a
 #                                     finding replayed without it reports them)
+#   FUZZ_WORKERS=2                    one campaign, N worker processes sharing its corpus
+#                                     (libFuzzer's -jobs=N -workers=N: each worker runs FUZZ_RUNS/N,
+#                                     rounded up, and picks up the others' finds every second;
+#                                     logs in .build/fuzz/logs/<target>/fuzz-K.log; the total is
+#                                     printed at the end). Long campaigns: about twice the
+#                                     executions per core of FUZZ_FORK, whose short jobs each start
+#                                     from a small slice of the corpus and rediscover the rest
 #   FUZZ_FORK=2                       libFuzzer's fork mode: one campaign, N worker processes
 #                                     sharing its corpus (with FUZZ_RUNS, stops after about that
 #                                     many executions in all, checked every few seconds)
@@ -48,7 +55,34 @@ for target in "${targets[@]}"; do
   else limit=(-max_total_time="$seconds"); what="$seconds s"; fi
   [ -n "${FUZZ_MAX_LEN:-}" ] && limit+=(-max_len="$FUZZ_MAX_LEN")
   [ -n "${FUZZ_FORK:-}" ] && limit+=(-fork="$FUZZ_FORK")
-  echo "fuzz $target: $what"
-  "$bin/$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$artifacts/" "$work" "$here/corpus/$target"
+  run=("$bin/$target" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+       -artifact_prefix="$artifacts/" "$work" "$here/corpus/$target")
+  workers="${FUZZ_WORKERS:-}"
+  if [ -z "$workers" ]; then
+    echo "fuzz $target: $what"
+    "${run[0]}" "${limit[@]}" "${run[@]:1}"
+    continue
+  fi
+  case "$workers" in ''|*[!0-9]*|0) echo "FUZZ_WORKERS must be a positive number" >&2; exit 2 ;; esac
+  if [ -n "${FUZZ_RUNS:-}" ] && [ -z "${FUZZ_REPLAY:-}" ]; then
+    # Each worker's share, rounded up so that the campaign runs at least FUZZ_RUNS.
+    share=$(( (FUZZ_RUNS + workers - 1) / workers ))
+    limit=("${limit[@]/#-runs=*/-runs=$share}"); what="$what ($workers workers x $share)"
+  fi
+  logs="$root/.build/fuzz/logs/$target"
+  rm -rf "$logs"; mkdir -p "$logs"
+  echo "fuzz $target: $what, $workers workers, logs in $logs"
+  status=0
+  (cd "$logs" && "${run[0]}" "${limit[@]}" -jobs="$workers" -workers="$workers" "${run[@]:1}") || status=$?
+  total=0
+  for log in "$logs"/fuzz-*.log; do
+    units=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    echo "  $(basename "$log"): ${units:-no final count} executions; $(grep -cE '^#[0-9]+.*NEW' "$log") new inputs"
+    total=$(( total + ${units:-0} ))
+  done
+  echo "fuzz $target: $total executions in all"
+  if [ "$status" -ne 0 ]; then
+    grep -hE 'ERROR: libFuzzer|invariant violated|SUMMARY|Test unit written' "$logs"/fuzz-*.log >&2 || true
+    exit "$status"
+  fi
 done
