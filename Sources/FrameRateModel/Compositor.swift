@@ -108,17 +108,20 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// The frame shows at the first vsync of the link's display at or after the latest of
     /// `now`, `notBefore` (`present(at:)`) and the link's previous shown frame plus
     /// `minimumInterval` (`present(afterMinimumDuration:)`); that vsync's report lists it
-    /// in ``VsyncReport/presentations``. Counts as ``frameDone(link:owner:sequence:)``.
+    /// in ``VsyncReport/presentations``. A valid Present is also the frame-done report of
+    /// ``frameFinished(link:owner:sequence:at:)``; a refused one changes nothing.
     ///
     /// The frame is expected at the tick's `targetPresentationTimestamp`, or, with `vsyncID`,
     /// at the presentation time of the tick's frame timeline with that vsync id (one of
     /// ``FrameSchedule/maximumFrames``); a frame aimed that way, or of a link with frame
     /// latency 2, is shown no earlier than its expected time. The hitch is measured from it.
-    /// - Returns: the link's pending frame this one replaces (dropped), if any.
+    /// - Returns: the link's pending frame this one replaces (dropped), if any, and the
+    ///   adaptive step the frame caused (``OverrunMonitor``), if any.
+    @discardableResult
     public mutating func present(
         link: LinkID, owner: OwnerID, sequence: UInt64, notBefore: C.Instant? = nil, minimumInterval: Duration? = nil,
         vsyncID: UInt64? = nil, at now: C.Instant
-    ) throws(CompositorError) -> Presentation<C.Instant>? {
+    ) throws(CompositorError) -> (replaced: Presentation<C.Instant>?, step: OverrunMonitor.Step?) {
         let index = try index(of: link, owner: owner)
         return try displays[index].present(
             link, sequence: sequence, notBefore: notBefore, minimumInterval: minimumInterval, vsyncID: vsyncID, at: now

@@ -303,24 +303,33 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// `Present`: the frame for tick `sequence` of link `id` is committed at `now`. It shows
     /// at the first vsync at or after the latest of `now`, `notBefore` (`at`), and the
     /// link's previous shown frame plus `minimumInterval` (`afterMinimumDuration`).
-    /// Counts as a frame-done report for pacing.
-    /// - Returns: the frame it replaces, dropped, if one was still pending.
+    ///
+    /// A valid Present is also the frame-done report of ``frameFinished(_:sequence:at:)``
+    /// (pacing, frame time, an adaptive link's step); everything is validated first, so a
+    /// refused Present changes nothing.
+    /// - Returns: the frame it replaces, dropped, if one was still pending, and the
+    ///   adaptive step the frame caused, if any.
     mutating func present(
         _ id: LinkID, sequence: UInt64, notBefore: C.Instant?, minimumInterval: Duration?, vsyncID: UInt64? = nil, at now: C.Instant
-    ) throws(CompositorError) -> Presentation<C.Instant>? {
+    ) throws(CompositorError) -> (replaced: Presentation<C.Instant>?, step: OverrunMonitor.Step?) {
         guard let position = positions[id] else { throw .linkNotFound(id) }
-        var link = links[position]
-        guard sequence > 0, link.pacer.frameDone(sequence: sequence) else {
-            throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: link.pacer.lastDelivered)
+        let lastDelivered = links[position].pacer.lastDelivered
+        guard sequence > 0, sequence <= lastDelivered else {
+            throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: lastDelivered)
         }
-        guard let delivered = link.presentation.tick(sequence) else {
-            throw .sequenceTooOld(id, sequence: sequence, oldest: link.presentation.oldestKnown)
+        guard let delivered = links[position].presentation.tick(sequence) else {
+            throw .sequenceTooOld(id, sequence: sequence, oldest: links[position].presentation.oldestKnown)
         }
         var expected = delivered.target
         var earliest = origin.duration(to: now)
         if let vsyncID {
             expected = try aimedPresentation(of: delivered, vsyncID: vsyncID, link: id)
         }
+        // Valid: from here on it counts. The frame-time measurement comes first, as for
+        // FrameDone (it cannot fail now). A step re-paces and re-arbitrates, which neither
+        // adds nor removes links, so `position` still holds.
+        let step = try frameFinished(id, sequence: sequence, at: now)
+        var link = links[position]
         // A frame aimed later than its tick's target (latency 2, or a later timeline) waits for it.
         if vsyncID != nil || delivered.latency > 1 { earliest = max(earliest, expected) }
         link.presentation.presenting()
@@ -336,7 +345,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         links[position] = link
         pendingFrames[id] = PendingFrame(sequence: sequence, expected: expected, notBefore: earliest)
-        return replaced
+        return (replaced, step)
     }
 
     /// Shows every pending frame due at the vsync at `time` (since the origin).

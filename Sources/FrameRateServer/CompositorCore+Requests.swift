@@ -229,15 +229,14 @@ extension CompositorCore {
         // A change: the frame's vsync may be due before the tick plane's next wake-up.
         let (replaced, step) = try mapped { () throws(CompositorError) in
             try shared.change { (state) throws(CompositorError) -> (Presentation<MonotonicClock.Instant>?, OverrunMonitor.Step?) in
-                // Present is a FrameDone too: the same frame-time measurement an adaptive link
-                // steps on, taken before the frame is queued.
-                let step = try state.compositor.frameFinished(link: request.link, owner: session.owner, sequence: request.sequence, at: at)
-                let replaced = try state.compositor.present(
+                // A valid Present is a FrameDone too (the model measures the frame time an
+                // adaptive link steps on); a refused one counts for nothing.
+                let presented = try state.compositor.present(
                     link: request.link, owner: session.owner, sequence: request.sequence, notBefore: notBefore,
                     minimumInterval: interval, vsyncID: request.vsyncId, at: at
                 )
                 _ = try state.reportContentVelocity(request.contentVelocity, link: request.link, owner: session.owner, at: at)
-                return (replaced, step)
+                return presented
             }
         }
         if let step { adaptiveStepped(step, link: request.link, session: session) }

@@ -45,7 +45,7 @@ struct PresentationTests {
         var harness = Harness()
         let link = try harness.link120()
         let tick = try harness.nextTick()
-        #expect(try harness.compositor.present(link: link, owner: harness.owner, sequence: tick.sequence, at: harness.clock.now) == nil)
+        #expect(try harness.compositor.present(link: link, owner: harness.owner, sequence: tick.sequence, at: harness.clock.now).replaced == nil)
         let reports = try harness.run(until: tick.targetTimestamp)
         let shown = try #require(reports.flatMap(\.presentations).first)
         #expect(shown.presentedTime == tick.targetTimestamp)
@@ -154,9 +154,9 @@ struct PresentationTests {
         var harness = Harness()
         let link = try harness.link120()
         let tick = try harness.nextTick()
-        #expect(try harness.compositor.present(link: link, owner: harness.owner, sequence: tick.sequence, at: harness.clock.now) == nil)
+        #expect(try harness.compositor.present(link: link, owner: harness.owner, sequence: tick.sequence, at: harness.clock.now).replaced == nil)
         let replaced = try #require(
-            try harness.compositor.present(link: link, owner: harness.owner, sequence: tick.sequence, at: harness.clock.now)
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: tick.sequence, at: harness.clock.now).replaced
         )
         #expect(replaced.dropped && replaced.presentedTime == nil && replaced.hitch == .zero && replaced.sequence == tick.sequence)
         let shown = try harness.run(until: tick.targetTimestamp).flatMap(\.presentations)
@@ -176,6 +176,27 @@ struct PresentationTests {
         // One vsync passes before its frame is presented: that interval is skipped.
         harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
         #expect(try harness.compositor.vsync(of: harness.display, at: harness.clock.now).ticks.isEmpty)
+        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence, at: harness.clock.now)
+        let third = try harness.nextTick()
+        #expect(third.sequence == second.sequence + 2 && third.skipped == 1)
+    }
+
+    @Test("a refused Present counts for nothing: the link is still busy with that tick")
+    func refusedPresentIsNotAFrameDone() throws {
+        var harness = Harness()
+        let link = try harness.link120()
+        let first = try harness.nextTick()
+        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: first.sequence, at: harness.clock.now)
+        let second = try harness.nextTick()
+        // Aimed at a vsync none of the tick's frame timelines offers: refused.
+        #expect(throws: CompositorError.self) {
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence, vsyncID: 0, at: harness.clock.now)
+        }
+        // The second tick is still unanswered, so the next vsync skips the link.
+        #expect(harness.compositor.unansweredTicks.map(\.link) == [link])
+        harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
+        #expect(try harness.compositor.vsync(of: harness.display, at: harness.clock.now).ticks.isEmpty)
+        // Presented properly, it counts: the next tick comes, one interval skipped.
         _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence, at: harness.clock.now)
         let third = try harness.nextTick()
         #expect(third.sequence == second.sequence + 2 && third.skipped == 1)

@@ -19,7 +19,6 @@ import Testing
         try harness.compositor.frameDone(link: first, owner: harness.owner, sequence: 1)
         #expect(harness.compositor.unansweredTicks == [UnansweredTick(link: second, interval: 1)])
         _ = try harness.compositor.present(link: second, owner: harness.owner, sequence: 1, notBefore: nil, minimumInterval: nil, at: harness.clock.now)
-        _ = try harness.compositor.frameFinished(link: second, owner: harness.owner, sequence: 1, at: harness.clock.now)
         #expect(harness.compositor.unansweredTicks.isEmpty)
     }
 

@@ -86,6 +86,25 @@ import Testing
         #expect(state.displays[0].links[0].hitches?.dropped == 1)
     }
 
+    @Test func aRefusedPresentDoesNotCountAsItsFrame() throws {
+        let server = ServerHarness()
+        let (client, link, tick) = try Self.link120(server)
+        // Presented once: from now on the daemon paces the link by its frame reports.
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        try server.runNextVsync()
+        let next = try #require(try Self.ticks(client.lines()).last)
+        // Aimed at vsync id 0, which no frame timeline of the tick offers: refused...
+        let refused = try client.error(.present, #"{"link":\#(link),"sequence":\#(next.sequence),"vsyncId":0}"#)
+        #expect(refused.grpcStatus == .outOfRange && refused.message.contains("vsync"))
+        // ...and not a frame: the link is still busy with that tick, so the next vsync skips it.
+        try server.runNextVsync()
+        #expect(try Self.ticks(client.lines()).isEmpty)
+        // Presented properly, it counts: the next vsync ticks again, one interval skipped.
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(next.sequence)}"#))
+        try server.runNextVsync()
+        #expect(try Self.ticks(client.lines()).first?.skipped == 1)
+    }
+
     @Test func presentRefusesWhatItCannotShow() throws {
         let server = ServerHarness()
         let (client, link, tick) = try Self.link120(server)
