@@ -92,6 +92,8 @@ public final class SocketWriter: @unchecked Sendable {
         /// The io_uring whose file table holds the descriptor (slot = descriptor number); the
         /// slot is emptied before the descriptor is closed.
         var registeredIn: SendRing?
+        /// Bytes moved to compact the queue so far (see ``compactIfPaidFor(_:)``).
+        var compactedBytes = 0
     }
 
     /// What a fan-out thread may do with this vsync's tick lines (``claimForTicks()``).
@@ -138,6 +140,10 @@ public final class SocketWriter: @unchecked Sendable {
 
     /// Bytes waiting in the queue.
     public var queuedBytes: Int { state.withLock { $0.queue?.readableBytes ?? 0 } }
+
+    /// Bytes moved so far to compact the queue: at most the bytes sent (tests check the
+    /// amortized bound).
+    var compactedBytes: Int { state.withLock { $0.compactedBytes } }
 
     /// Whether ``close()`` was called or the connection failed.
     public var isClosed: Bool { state.withLock { $0.destination == nil || $0.failed } }
@@ -230,16 +236,17 @@ public final class SocketWriter: @unchecked Sendable {
 
     private func flush(state: inout State) -> Bool {
         if state.ticksInFlight { return false }  // the landing flushes
-        guard case .socket(let descriptor)? = state.destination, !state.failed, var queue = state.queue,
-            queue.readableBytes > 0
+        guard case .socket(let descriptor)? = state.destination, !state.failed, (state.queue?.readableBytes ?? 0) > 0
         else { return true }
-        let outcome = queue.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
+        // The queue is changed in place (`state.queue!`), never through a copy: a copy would
+        // share its storage, and compacting it would then duplicate the whole queue.
+        let outcome = state.queue!.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
         switch outcome {
         case .complete:
-            queue.clear()
+            state.queue!.clear()
         case .partial(let count):
-            queue.moveReaderIndex(forwardBy: count)
-            queue.discardReadBytes()
+            state.queue!.moveReaderIndex(forwardBy: count)
+            Self.compactIfPaidFor(&state)
         case .failed:
             state.failed = true
             state.queue = nil
@@ -249,8 +256,7 @@ public final class SocketWriter: @unchecked Sendable {
             }
             return true
         }
-        state.queue = queue
-        let empty = queue.readableBytes == 0
+        let empty = state.queue!.readableBytes == 0
         if empty, let drained = state.drained {
             state.drained = nil
             drained()
@@ -264,6 +270,21 @@ public final class SocketWriter: @unchecked Sendable {
             observer.needsFlush(descriptor)
         }
         return empty
+    }
+
+    /// Moves the queue's unsent bytes to the front of its storage once the bytes sent
+    /// before them are at least as many, never earlier. So every byte is moved at most as
+    /// often as bytes were sent: compaction costs O(1) per byte sent, however large the queue
+    /// and however little each `send` takes, and the dead prefix never exceeds the unsent
+    /// bytes (memory stays under twice the queue). Compacting after every partial send, as
+    /// this writer once did, moved the whole queue per send: a client reading 338 KB
+    /// `GetState` replies a few KB at a time cost the flushing thread a copy of the whole
+    /// queue per `send`, under the lock that the control loop's next reply waits for.
+    private static func compactIfPaidFor(_ state: inout State) {
+        let unsent = state.queue!.readableBytes
+        guard state.queue!.readerIndex >= unsent else { return }
+        state.compactedBytes += unsent
+        state.queue!.discardReadBytes()
     }
 
     /// Claims the socket for this vsync's tick lines, to be sent outside the lock (see

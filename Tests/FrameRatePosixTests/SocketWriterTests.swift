@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import FrameRatePosix
+@testable import FrameRatePosix
 import NIOCore
 import Synchronization
 import Testing
@@ -70,6 +70,30 @@ import Testing
         }
         let expected = (0..<2000).flatMap { Array(Self.line($0).readableBytesView) }
         #expect(received == expected)
+    }
+
+    /// A client that takes a large queue a few KB per `send` (a reader of 338 KB
+    /// `GetState` replies) must not cost a copy of the whole queue per `send`: the bytes
+    /// moved to compact the queue stay within the bytes sent. Compacting after every
+    /// partial send moved 24 times as much here.
+    @Test func compactingTheQueueCostsAtMostTheBytesSent() throws {
+        let pair = try Pair()
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 30)
+        let lines = 400
+        for index in 0..<lines { writer.write(Self.line(index, width: 1000)) }
+        let total = lines * 1000
+        #expect(writer.queuedBytes > total / 2, "most of it queues behind the small socket buffer")
+
+        var received = pair.drain()
+        var flushes = 0
+        while writer.queuedBytes > 0 {
+            writer.flush()
+            flushes += 1
+            received += pair.drain()
+        }
+        #expect(received == (0..<lines).flatMap { Array(Self.line($0, width: 1000).readableBytesView) })
+        #expect(flushes > 20, "the socket took the queue in many partial sends")
+        #expect(writer.compactedBytes <= total, "moved \(writer.compactedBytes) bytes to send \(total)")
     }
 
     @Test func crossingTheHighWaterMarkIsReportedOnceEachWay() throws {
