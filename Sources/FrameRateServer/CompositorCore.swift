@@ -47,6 +47,9 @@ package final class CompositorCore {
     var stateCache = EncodedStateCache<StateEdition>()
     /// Rate limits of the log lines for rejections that end a connection, per user.
     var connectionRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
+    /// How much of the control loop each unprivileged user has taken (its requests wait
+    /// while it is over its share or its reply rate).
+    lazy var pacing = UserPacing(limits: configuration.limits.pacing)
     /// Paces the reads of every connection whose request line has grown long.
     lazy var longLineReads = LongLineReadPacer(eventLoop: eventLoop)
     /// The identity of closed connections whose links still hold residency shares, so

@@ -111,6 +111,9 @@ public struct ServerConfiguration: Sendable {
         /// Outbound bytes queued for a connection above which it counts as unwritable
         /// and its ticks are dropped (counted in `skipped`). Default 64 KiB.
         public var outboundHighWater: Int
+        /// The share of the control loop's time and the rate of reply bytes each
+        /// unprivileged user may take before its next requests wait (``UserPacing``).
+        public var pacing: UserPacingLimits
 
         /// Builds limits; see each property for its default.
         public init(
@@ -118,8 +121,9 @@ public struct ServerConfiguration: Sendable {
             unwritableTimeout: Duration = .seconds(5), outboundHighWater: Int = 64 * 1024,
             watchesPerConnection: Int = 16, requestsPerTurn: Int = 16,
             connectionsPerUser: Int = 256, linksPerUser: Int = 1024, watchesPerUser: Int = 64, reservedConnections: Int = 32,
-            partialLineTimeout: Duration = .seconds(10)
+            partialLineTimeout: Duration = .seconds(10), pacing: UserPacingLimits = UserPacingLimits()
         ) {
+            self.pacing = pacing
             self.connectionsPerUser = connectionsPerUser
             self.linksPerUser = linksPerUser
             self.watchesPerUser = watchesPerUser

@@ -14,6 +14,9 @@ import NIOCore
 ///   continuation due at once would starve the other connections' reads). Resuming after
 ///   the connection drained its replies goes through the same delayed continuation, never
 ///   straight from the task that reports the drain;
+/// - an unprivileged user over its share of the loop's time or its reply rate
+///   (``UserPacing``, across all its connections) has its next request wait until that is
+///   paid off; each request is charged the loop time it took and the reply bytes it made;
 /// - while the connection's writer is above its high-water mark (the client is not
 ///   reading), no request is handled and nothing more is read: the kernel's socket
 ///   buffer, then the client's own `send`, absorb the flood;
@@ -144,12 +147,22 @@ final class SessionHandler: ChannelDuplexHandler {
         }
         var budget = core.configuration.limits.requestsPerTurn
         let started = core.wallNow()
-        while budget > 0, session.isWritable, started.duration(to: core.wallNow()) < Self.turnBudget, let frame = queue.popFirst() {
+        while budget > 0, session.isWritable, started.duration(to: core.wallNow()) < Self.turnBudget, let frame = queue.first {
+            if case .line = frame, let resumption = core.pacedUntil(session) {
+                // Over its user's share: the rest waits (and nothing more is read) until paid off.
+                let wait = WireTime.nanoseconds(of: core.wallNow().duration(to: resumption))
+                scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
+                return
+            }
+            queue.removeFirst()
             budget -= 1
             switch frame {
             case .line(let line):
+                let began = core.wallNow()
                 session.writer.beginReply()
-                session.writer.endReply(core.handle(line: line, from: session))
+                let reply = core.handle(line: line, from: session)
+                session.writer.endReply(reply)
+                core.charge(session, loopTime: began.duration(to: core.wallNow()), replyBytes: reply?.readableBytes ?? 0)
                 core.virtualTimeMayAdvance()
             case .oversized(let limit):
                 closing = true
@@ -180,11 +193,12 @@ final class SessionHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Handles the queue again ``continuationDelay`` from now (once, however often asked).
-    private func scheduleContinuation(context: ChannelHandlerContext) {
+    /// Handles the queue again `delay` from now (once, however often asked: a drain that
+    /// runs early finds what it must still wait for and asks again).
+    private func scheduleContinuation(context: ChannelHandlerContext, after delay: TimeAmount = continuationDelay) {
         guard !continuationScheduled else { return }
         continuationScheduled = true
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.continuationDelay) {
+        context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
             self.continuationScheduled = false
             self.drain(context: context)
         }

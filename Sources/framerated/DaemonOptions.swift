@@ -77,6 +77,26 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "The share of the control loop's time one unprivileged user may take before its requests wait.",
+            discussion: "From 0.001 to 1; each request is charged the loop time it took. Requests wait, none is refused.",
+            valueName: "share"
+        )
+    )
+    var maxLoopSharePerUser: Double = UserPacingLimits().loopShare
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Reply bytes per second one unprivileged user may be sent before its requests wait.",
+            discussion: "At least 4096; an 8 MiB burst goes at once. Requests wait, none is refused.",
+            valueName: "bytes"
+        )
+    )
+    var maxReplyRatePerUser: Int = UserPacingLimits().replyBytesPerSecond
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Of --max-connections, how many only root, the daemon's user and the admin group may use.",
             discussion: "Default: 32, or an eighth of --max-connections when that is smaller.",
             valueName: "n"
@@ -169,6 +189,14 @@ struct DaemonOptions: ParsableArguments {
         where value < 1 {
             throw ValidationError("\(name) must be at least 1, got \(value)")
         }
+        if !UserPacingLimits.shares.contains(maxLoopSharePerUser) {
+            throw ValidationError(
+                "--max-loop-share-per-user must be between \(UserPacingLimits.shares.lowerBound) and 1, got \(FrameRateMath.exactText(maxLoopSharePerUser))"
+            )
+        }
+        if maxReplyRatePerUser < 4096 {
+            throw ValidationError("--max-reply-rate-per-user must be at least 4096 bytes per second, got \(maxReplyRatePerUser)")
+        }
         if let reservedConnections, reservedConnections < 0 || reservedConnections >= maxConnections {
             throw ValidationError("--reserved-connections must be at least 0 and below --max-connections (\(maxConnections)), got \(reservedConnections)")
         }
@@ -220,7 +248,8 @@ struct DaemonOptions: ParsableArguments {
                 linksPerConnection: maxLinksPerConnection, connections: maxConnections, batchSize: maxBatch,
                 lineLength: maxLineLength, unwritableTimeout: .seconds(unwritableTimeout),
                 connectionsPerUser: maxConnectionsPerUser, linksPerUser: maxLinksPerUser, watchesPerUser: maxWatchesPerUser,
-                reservedConnections: effectiveReservedConnections, partialLineTimeout: .seconds(partialLineTimeout)
+                reservedConnections: effectiveReservedConnections, partialLineTimeout: .seconds(partialLineTimeout),
+                pacing: UserPacingLimits(loopShare: maxLoopSharePerUser, replyBytesPerSecond: maxReplyRatePerUser)
             ),
             adminGroup: adminGroup,
             fanOutThreads: fanoutThreads ?? ServerConfiguration.defaultFanOutThreads,

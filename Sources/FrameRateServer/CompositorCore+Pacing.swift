@@ -1,0 +1,37 @@
+import FrameRateModel
+import FrameRatePosix
+import FrameRateProtocol
+import Logging
+
+extension CompositorCore {
+    /// When `session`'s next request may be handled (its user is over its share of the
+    /// control loop or its reply rate, ``UserPacing``), or `nil` to handle it now.
+    /// Root, the daemon's user and the admin group are never paced. The journal hears of
+    /// it (at most one line per connection per 10 s, with how often it was paced since).
+    func pacedUntil(_ session: Session) -> MonotonicClock.Instant? {
+        guard !session.isPrivileged else { return nil }
+        let now = wallNow()
+        guard let resumption = pacing.resumption(of: session.peer.uid, at: now) else { return nil }
+        if case .log(let suppressed) = session.pacingLog.admit(at: now) {
+            let limits = configuration.limits.pacing
+            let waitMilliseconds = (WireTime.nanoseconds(of: now.duration(to: resumption)) + 999_999) / 1_000_000
+            let message =
+                "requests paced for \(waitMilliseconds) ms: uid \(session.peer.uid) is over its share "
+                + "of the control loop (\(FrameRateMath.format((limits.loopShare * 1000).rounded() / 10)) %, --max-loop-share-per-user) or its "
+                + "reply rate (\(limits.replyBytesPerSecond) bytes/s, --max-reply-rate-per-user); its requests wait, none is refused"
+                + (suppressed > 0 ? " (paced \(suppressed) more times since the last line)" : "")
+            logger.info(
+                "\(message)",
+                metadata: peerMetadata(session.peer).merging(["event": "requests-paced"]) { $1 }
+            )
+        }
+        return resumption
+    }
+
+    /// Charges `session`'s user for one request: `loopTime` of the control loop and
+    /// `replyBytes` of reply (privileged users are not charged).
+    func charge(_ session: Session, loopTime: Duration, replyBytes: Int) {
+        guard !session.isPrivileged else { return }
+        pacing.charge(session.peer.uid, loopTime: loopTime, replyBytes: replyBytes, at: wallNow())
+    }
+}
