@@ -372,14 +372,15 @@ extension CompositorCore {
     /// and viewer scope and reused for 100 ms after it was built (``EncodedStateCache``, at
     /// most 64 kept): a flood of GetState between two changes costs one snapshot and one
     /// encoding per scope every 100 ms (residency and hitch ratios change with time alone),
-    /// then a copy of the bytes per request.
+    /// then a copy of the bytes per request. An encoding serializes only the links that
+    /// changed since the last one and copies the others (``EncodedLinkCache``).
     func encodedState(for viewer: Viewer) -> ByteBuffer {
         let (edition, start) = shared.read { state in
             (stateEdition(generation: state.generation, elapsed: state.compositor.start.duration(to: now())), state.compositor.start)
         }
         if let bytes = stateCache.bytes(for: viewer.scope, edition: edition, at: start.duration(to: now())) { return bytes }
         var bytes = ByteBuffer()
-        bytes.writeJSONValue(currentState(for: viewer).jsonValue)
+        linkEncodings.encode(currentState(for: viewer), into: &bytes)
         stateCache.store(bytes, for: viewer.scope, edition: edition, at: start.duration(to: now()))
         return bytes
     }

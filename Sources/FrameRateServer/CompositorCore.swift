@@ -45,6 +45,8 @@ package final class CompositorCore {
     /// The latest encoded `GetState` results, per viewer scope, the model generation they show
     /// and when they were built.
     var stateCache = EncodedStateCache<StateEdition>()
+    /// Each link's JSON as the last `GetState` encoding wrote it, for the next one.
+    var linkEncodings = EncodedLinkCache()
     /// Rate limits of the log lines for rejections that end a connection, per user.
     var connectionRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// How much of the control loop each unprivileged user has taken (its requests wait

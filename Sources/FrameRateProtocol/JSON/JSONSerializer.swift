@@ -15,6 +15,41 @@ public enum JSONSerializer {
         write(value, to: &buffer)
     }
 
+    /// Appends the compact JSON for `object`, except that the value of its member `key` is
+    /// written by `writeValue` in place of the object's own (a placeholder). For splicing
+    /// parts encoded elsewhere (kept from an earlier encoding) into a document whose other
+    /// members are built as usual; every member keeps its place.
+    /// - Parameter writeValue: appends exactly one compact JSON value.
+    public static func serialize(
+        _ object: JSONObject, into buffer: inout ByteBuffer, replacing key: String, with writeValue: (inout ByteBuffer) -> Void
+    ) {
+        buffer.write(byte: ASCII.openBrace)
+        for (index, member) in object.members.enumerated() {
+            if index > 0 { buffer.write(byte: ASCII.comma) }
+            writeString(member.key, to: &buffer)
+            buffer.write(byte: ASCII.colon)
+            if member.key == key {
+                writeValue(&buffer)
+            } else {
+                write(member.value, to: &buffer)
+            }
+        }
+        buffer.write(byte: ASCII.closeBrace)
+    }
+
+    /// Appends `elements` as a compact JSON array, each written by `writeElement`.
+    /// - Parameter writeElement: appends exactly one compact JSON value.
+    public static func serializeArray<Elements: Sequence>(
+        _ elements: Elements, into buffer: inout ByteBuffer, writeElement: (Elements.Element, inout ByteBuffer) -> Void
+    ) {
+        buffer.write(byte: ASCII.openBracket)
+        for (index, element) in elements.enumerated() {
+            if index > 0 { buffer.write(byte: ASCII.comma) }
+            writeElement(element, &buffer)
+        }
+        buffer.write(byte: ASCII.closeBracket)
+    }
+
     /// The compact JSON for `value`, as bytes.
     public static func bytes(_ value: JSONValue) -> [UInt8] {
         var sink = ArraySink()

@@ -1,4 +1,5 @@
 public import FrameRateModel
+public import NIOCore
 import UntrustedText
 
 /// Who holds a link, from the peer credentials of its connection (`SO_PEERCRED`).
@@ -252,11 +253,23 @@ public struct DisplayState: Hashable, Sendable {
     }
 
     /// The display object.
-    public var jsonValue: JSONValue {
+    public var jsonValue: JSONValue { .object(jsonObject(links: .array(links.map(\.jsonValue)))) }
+
+    /// Appends the display object (exactly ``jsonValue``'s bytes), each link written by
+    /// `writeLink`, which must append that link's ``LinkState/jsonValue`` as compact JSON
+    /// (or bytes kept from an earlier encoding of an equal link).
+    public func writeJSON(into buffer: inout ByteBuffer, writeLink: (LinkState, inout ByteBuffer) -> Void) {
+        JSONSerializer.serialize(jsonObject(links: .null), into: &buffer, replacing: "links") { buffer in
+            JSONSerializer.serializeArray(links, into: &buffer, writeElement: writeLink)
+        }
+    }
+
+    /// Every member, with `links` as given.
+    private func jsonObject(links: JSONValue) -> JSONObject {
         [
             "id": .number(JSONNumber(id.rawValue)), "profile": .string(profile),
             "supportedRates": .array(supportedRates.map { JSONValue($0) }), "refreshRate": JSONValue(refreshRate),
-            "reason": .string(reason), "caps": caps.jsonValue, "links": .array(links.map(\.jsonValue)),
+            "reason": .string(reason), "caps": caps.jsonValue, "links": links,
             "decision": decision?.jsonValue ?? .null, "residency": .array(residency.map(\.jsonValue)),
             "uptime": uptime.map { JSONValue($0) } ?? .null,
             "panelRate": panelRate.map { JSONValue($0) } ?? .null, "panelDecision": panelDecision?.jsonValue ?? .null,
@@ -289,11 +302,24 @@ public struct CompositorState: Hashable, Sendable {
     }
 
     /// The result object.
-    public var jsonValue: JSONValue {
-        var object: JSONObject = ["displays": .array(displays.map(\.jsonValue))]
+    public var jsonValue: JSONValue { .object(jsonObject(displays: .array(displays.map(\.jsonValue)))) }
+
+    /// Appends the result object (exactly ``jsonValue``'s bytes), each link written by
+    /// `writeLink` (see ``DisplayState/writeJSON(into:writeLink:)``).
+    public func writeJSON(into buffer: inout ByteBuffer, writeLink: (LinkState, inout ByteBuffer) -> Void) {
+        JSONSerializer.serialize(jsonObject(displays: .null), into: &buffer, replacing: "displays") { buffer in
+            JSONSerializer.serializeArray(displays, into: &buffer) { display, buffer in
+                display.writeJSON(into: &buffer, writeLink: writeLink)
+            }
+        }
+    }
+
+    /// Every member, with `displays` as given.
+    private func jsonObject(displays: JSONValue) -> JSONObject {
+        var object: JSONObject = ["displays": displays]
         if let clock { object["clock"] = .string(clock) }
         if let now { object["now"] = JSONValue(now) }
-        return .object(object)
+        return object
     }
 }
 
