@@ -15,7 +15,7 @@ extension Harness {
     /// recent ticks are kept, so a later `Present` may name one a few ticks old.
     mutating func presentOnce(_ link: LinkID) throws {
         let (tick, _) = try #require(try ticks(of: link, count: 1).first)
-        _ = try compositor.present(link: link, owner: owner, sequence: tick.sequence, at: clock.now)
+        try present(tick, of: link)
         // Present counts as FrameDone: finish the ticks delivered meanwhile, or the link skips.
         for later in try run(until: tick.targetPresentationTimestamp).flatMap(\.ticks) where later.link == link {
             try compositor.frameDone(link: link, owner: owner, sequence: later.sequence)

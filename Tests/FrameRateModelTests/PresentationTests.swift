@@ -27,6 +27,20 @@ extension Harness {
         }
     }
 
+    /// Presents `tick` of `link` now (as its owner), discarding what it replaced.
+    mutating func present(_ tick: Tick<ManualClock.Instant>, of link: LinkID) throws {
+        _ = try compositor.present(link: link, owner: owner, sequence: tick.sequence, at: clock.now)
+    }
+
+    /// With `tick` of `link` unanswered, moves one vsync on (which must tick nobody),
+    /// presents it, and returns the next tick.
+    mutating func presentOneVsyncLate(_ tick: Tick<ManualClock.Instant>, of link: LinkID) throws -> Tick<ManualClock.Instant> {
+        clock.advance(to: try compositor.nextVsync(of: display))
+        #expect(try compositor.vsync(of: display, at: clock.now).ticks.isEmpty)
+        try present(tick, of: link)
+        return try nextTick()
+    }
+
     /// A 120 Hz link that has settled at 120 Hz.
     mutating func link120() throws -> LinkID {
         let status = try register(80, 120, 120, entitled: true, label: "scroller")
@@ -170,14 +184,11 @@ struct PresentationTests {
         var harness = Harness()
         let link = try harness.link120()
         let first = try harness.nextTick()
-        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: first.sequence, at: harness.clock.now)
+        try harness.present(first, of: link)
         let second = try harness.nextTick()
         #expect(second.sequence == first.sequence + 1 && second.skipped == 0)
         // One vsync passes before its frame is presented: that interval is skipped.
-        harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
-        #expect(try harness.compositor.vsync(of: harness.display, at: harness.clock.now).ticks.isEmpty)
-        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence, at: harness.clock.now)
-        let third = try harness.nextTick()
+        let third = try harness.presentOneVsyncLate(second, of: link)
         #expect(third.sequence == second.sequence + 2 && third.skipped == 1)
     }
 
@@ -185,20 +196,16 @@ struct PresentationTests {
     func refusedPresentIsNotAFrameDone() throws {
         var harness = Harness()
         let link = try harness.link120()
-        let first = try harness.nextTick()
-        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: first.sequence, at: harness.clock.now)
+        try harness.present(try harness.nextTick(), of: link)
         let second = try harness.nextTick()
         // Aimed at a vsync none of the tick's frame timelines offers: refused.
         #expect(throws: CompositorError.self) {
             try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence, vsyncID: 0, at: harness.clock.now)
         }
-        // The second tick is still unanswered, so the next vsync skips the link.
+        // The second tick is still unanswered, so the next vsync skips the link; presented
+        // properly, it counts: the next tick comes, one interval skipped.
         #expect(harness.compositor.unansweredTicks.map(\.link) == [link])
-        harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
-        #expect(try harness.compositor.vsync(of: harness.display, at: harness.clock.now).ticks.isEmpty)
-        // Presented properly, it counts: the next tick comes, one interval skipped.
-        _ = try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence, at: harness.clock.now)
-        let third = try harness.nextTick()
+        let third = try harness.presentOneVsyncLate(second, of: link)
         #expect(third.sequence == second.sequence + 2 && third.skipped == 1)
     }
 
