@@ -4,17 +4,18 @@ import FrameRateProtocol
 import Logging
 
 extension CompositorCore {
-    /// When `session`'s next request may be handled (its user is over its share of the
-    /// control loop or its reply rate, ``UserPacing``), or `nil` to handle it now.
-    /// Root, the daemon's user and the admin group are never paced. The journal hears of
-    /// it (at most one line per connection per 10 s, with how often it was paced since).
-    func pacedUntil(_ session: Session) -> MonotonicClock.Instant? {
+    /// How long `session`'s next request must wait (its user is over its share of the
+    /// control loop or its reply rate, ``UserPacing``; always positive), or `nil` to handle
+    /// it now. Root, the daemon's user and the admin group are never paced. The journal
+    /// hears of it (at most one line per connection per 10 s, with how often it was paced since).
+    func pacingDelay(of session: Session) -> Duration? {
         guard !session.isPrivileged else { return nil }
         let now = wallNow()
         guard let resumption = pacing.resumption(of: session.peer.uid, at: now) else { return nil }
+        let delay = now.duration(to: resumption)
         if case .log(let suppressed) = session.pacingLog.admit(at: now) {
             let limits = configuration.limits.pacing
-            let waitMilliseconds = (WireTime.nanoseconds(of: now.duration(to: resumption)) + 999_999) / 1_000_000
+            let waitMilliseconds = (WireTime.nanoseconds(of: delay) + 999_999) / 1_000_000
             let message =
                 "requests paced for \(waitMilliseconds) ms: uid \(session.peer.uid) is over its share "
                 + "of the control loop (\(FrameRateMath.format((limits.loopShare * 1000).rounded() / 10)) %, --max-loop-share-per-user) or its "
@@ -25,7 +26,7 @@ extension CompositorCore {
                 metadata: peerMetadata(session.peer).merging(["event": "requests-paced"]) { $1 }
             )
         }
-        return resumption
+        return delay
     }
 
     /// Charges `session`'s user for one request: `loopTime` of the control loop and

@@ -148,9 +148,9 @@ final class SessionHandler: ChannelDuplexHandler {
         var budget = core.configuration.limits.requestsPerTurn
         let started = core.wallNow()
         while budget > 0, session.isWritable, started.duration(to: core.wallNow()) < Self.turnBudget, let frame = queue.first {
-            if case .line = frame, let resumption = core.pacedUntil(session) {
+            if case .line = frame, let delay = core.pacingDelay(of: session) {
                 // Over its user's share: the rest waits (and nothing more is read) until paid off.
-                let wait = WireTime.nanoseconds(of: core.wallNow().duration(to: resumption))
+                let wait = WireTime.nanoseconds(of: delay)
                 scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
                 return
             }
