@@ -2,9 +2,12 @@
 #include "CFrameRatePosix.h"
 #include <errno.h>
 #include <liburing.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
@@ -180,3 +183,42 @@ int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *f
 int cframerated_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); }
 
 int cframerated_memfd_seal(int fd) { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL); }
+
+static _Atomic int signal_forward_fd = -1;
+
+static void forward_signal(int signo) {
+    int saved = errno;
+    int fd = signal_forward_fd;
+    if (fd >= 0) {
+        unsigned char number = (unsigned char)signo;
+        ssize_t ignored = write(fd, &number, 1);  // async-signal-safe; EAGAIN: already plenty queued
+        (void)ignored;
+    }
+    errno = saved;
+}
+
+int cframerated_signals_forward(const int *signals, int count, int fd) {
+    signal_forward_fd = fd;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = forward_signal;
+    action.sa_flags = SA_RESTART;
+    sigfillset(&action.sa_mask);
+    for (int i = 0; i < count; i++) {
+        if (signals[i] <= 0 || signals[i] > 255) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (sigaction(signals[i], &action, NULL) != 0) return -1;
+    }
+    return 0;
+}
+
+void cframerated_signals_stop_forwarding(void) { signal_forward_fd = -1; }
+
+int cframerated_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
+
+// Declared by the Swift runtime (libswift_Concurrency); see the header.
+extern void *swift_task_enqueueGlobal_hook;
+
+void cframerated_set_global_enqueue_hook(void *hook) { swift_task_enqueueGlobal_hook = hook; }

@@ -5,13 +5,11 @@ import FrameRateSystemd
 import FrameRateVersion
 import Logging
 import ServiceLifecycle
-import UnixSignals
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `framerated`: the frame-rate hint broker daemon.
-@main
 struct Framerated: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "framerated",
@@ -82,14 +80,15 @@ struct Framerated: AsyncParsableCommand {
         var configuration = try options.configuration(listener: listener)
         configuration.adoption = passed.adoption
         let server = FrameRateServer(configuration: configuration, logger: logger, hooks: hooks)
-        let reloader = ReloadOnHangup(server: server, notifier: notifier)
+        let signals = SignalService(server: server, notifier: notifier, logger: logger)
+        // No `gracefulShutdownSignals`: the group would watch them with libdispatch signal
+        // sources, which start libdispatch's worker pool (see `SignalService`).
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: server, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
-                    .init(service: reloader),
+                    .init(service: signals, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
                 ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
         )
@@ -99,20 +98,6 @@ struct Framerated: AsyncParsableCommand {
             // Start-up failures (socket in use, bad path) are one line for the user, exit 1.
             FileHandleStandardError.write("framerated: error: \(error)\n")
             throw ExitCode.failure
-        }
-    }
-}
-
-/// Reloads the server on SIGHUP for as long as the group runs.
-struct ReloadOnHangup: Service {
-    let server: FrameRateServer
-    let notifier: SystemdNotifier
-
-    func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            notifier.reloading(monotonicMicroseconds: UInt64(MonotonicClock.now.nanoseconds / 1000))
-            await server.reload()
-            notifier.ready()
         }
     }
 }

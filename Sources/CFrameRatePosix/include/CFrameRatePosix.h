@@ -94,4 +94,24 @@ int cframerated_memfd_create(const char *name);
 /* Seals a memory file against any further change (F_ADD_SEALS); -1 and errno on failure. */
 int cframerated_memfd_seal(int fd);
 
+/* From now on, the `count` signals of `signals` are caught by a handler that writes the
+ * signal's number as one byte to `fd` (non-blocking; a full pipe drops it) and returns:
+ * the self-pipe pattern, whichever thread the signal interrupts. `fd` must stay open for
+ * the rest of the process (a handler may still be writing to it). 0, or -1 with errno. */
+int cframerated_signals_forward(const int *signals, int count, int fd);
+
+/* Makes the handler installed by cframerated_signals_forward drop signals from now on. */
+void cframerated_signals_stop_forwarding(void);
+
+/* A pipe, both ends close-on-exec and non-blocking: fds[0] reads, fds[1] writes; 0 or -1
+ * with errno. */
+int cframerated_pipe(int fds[2]);
+
+/* Stores `hook` in the Swift runtime's swift_task_enqueueGlobal_hook: from then on every job
+ * for Swift concurrency's global executor goes to `hook` instead of libdispatch. `hook` is
+ * a Swift `@convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void`.
+ * The symbol is referenced at link time rather than looked up with dlsym, which cannot find
+ * it in a binary that links the Swift runtime statically. */
+void cframerated_set_global_enqueue_hook(void *hook);
+
 #endif
