@@ -50,6 +50,8 @@ public struct BatchSender: ~Copyable {
     private let ring: SendRing?
     // Scratch arrays reused from batch to batch (the owner thread only).
     private var claimed: [Int] = []
+    /// The claimed segments' writers, unretained: `segments` holds them during ``send(_:segments:)``.
+    private var claimedWriters: [Unmanaged<SocketWriter>] = []
     private var descriptors: [Int32] = []
     private var offsets: [UInt32] = []
     private var lengths: [UInt32] = []
@@ -82,26 +84,29 @@ public struct BatchSender: ~Copyable {
     public mutating func send(_ bytes: ByteBuffer, segments: [Segment]) {
         precondition(UInt32(exactly: bytes.readableBytes) != nil, "a batch above 4 GiB")
         claimed.removeAll(keepingCapacity: true)
+        claimedWriters.removeAll(keepingCapacity: true)
         descriptors.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         fixed.removeAll(keepingCapacity: true)
-        for (index, segment) in segments.enumerated() {
-            switch segment.writer.claimForTicks() {
+        // Indexing `segments` in place: a copy of a segment would retain its writer.
+        for index in segments.indices {
+            switch segments[index].writer.claimForTicks() {
             case .socket(let descriptor, let registered):
                 var isFixed = registered
                 if !registered, let ring, ring.register(descriptor) {
-                    segment.writer.noteRegistered(in: ring)
+                    segments[index].writer.noteRegistered(in: ring)
                     isFixed = true
                 }
                 fixed.append(isFixed ? 1 : 0)
                 claimed.append(index)
+                claimedWriters.append(.passUnretained(segments[index].writer))
                 descriptors.append(descriptor)
-                offsets.append(UInt32(truncatingIfNeeded: segment.offset))  // < readableBytes ≤ UInt32.max
-                lengths.append(UInt32(truncatingIfNeeded: segment.length))
+                offsets.append(UInt32(truncatingIfNeeded: segments[index].offset))  // < readableBytes ≤ UInt32.max
+                lengths.append(UInt32(truncatingIfNeeded: segments[index].length))
             case .indirect:
-                if let lines = bytes.getSlice(at: bytes.readerIndex + segment.offset, length: segment.length) {
-                    segment.writer.writeTicks(lines)
+                if let lines = bytes.getSlice(at: bytes.readerIndex + segments[index].offset, length: segments[index].length) {
+                    segments[index].writer.writeTicks(lines)
                 }
             case .closed:
                 break
@@ -129,9 +134,10 @@ public struct BatchSender: ~Copyable {
                     }
                 }
                 for (slot, index) in claimed.enumerated() {
-                    let segment = segments[index]
-                    let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
-                    segment.writer.landTicks(SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length), of: lines)
+                    let (offset, length) = (segments[index].offset, segments[index].length)
+                    let lines = UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
+                    let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: length)
+                    claimedWriters[slot]._withUnsafeGuaranteedRef { $0.landTicks(outcome, of: lines) }
                 }
             } else {
                 for (slot, index) in claimed.enumerated() {

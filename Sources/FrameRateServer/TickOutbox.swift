@@ -30,16 +30,17 @@ struct TickOutbox: ~Copyable {
         chains.removeAll(keepingCapacity: true)
         next.removeAll(keepingCapacity: true)
         next.append(contentsOf: repeatElement(-1, count: batch.deliveries.count))
-        for (index, delivery) in batch.deliveries.enumerated() {
-            let writer = delivery.writer
-            if writer.fanOutEpoch != epoch {
-                writer.fanOutEpoch = epoch
-                writer.fanOutSegment = chains.count
-                chains.append((index, index))
-            } else {
-                let chain = writer.fanOutSegment
-                next[chains[chain].last] = index
-                chains[chain].last = index
+        for index in batch.deliveries.indices {
+            batch.deliveries[index].writer._withUnsafeGuaranteedRef { writer in
+                if writer.fanOutEpoch != epoch {
+                    writer.fanOutEpoch = epoch
+                    writer.fanOutSegment = chains.count
+                    chains.append((index, index))
+                } else {
+                    let chain = writer.fanOutSegment
+                    next[chains[chain].last] = index
+                    chains[chain].last = index
+                }
             }
         }
         lines.clear()
@@ -49,15 +50,18 @@ struct TickOutbox: ~Copyable {
                 let start = lines.readableBytes
                 var index = chain.first
                 while index >= 0 {
-                    let delivery = batch.deliveries[index]
-                    TickLineEncoder.write(
-                        link: delivery.link, sequence: delivery.sequence, skipped: delivery.skipped,
-                        shared: fields[delivery.fields], into: &lines
+                    let (link, sequence, skipped, shared) = (
+                        batch.deliveries[index].link, batch.deliveries[index].sequence, batch.deliveries[index].skipped,
+                        batch.deliveries[index].fields
                     )
+                    TickLineEncoder.write(link: link, sequence: sequence, skipped: skipped, shared: fields[shared], into: &lines)
                     index = next[index]
                 }
                 segments.append(
-                    BatchSender.Segment(writer: batch.deliveries[chain.first].writer, offset: start, length: lines.readableBytes - start)
+                    BatchSender.Segment(
+                        writer: batch.deliveries[chain.first].writer.takeUnretainedValue(), offset: start,
+                        length: lines.readableBytes - start
+                    )
                 )
             }
         }

@@ -191,7 +191,7 @@ import Testing
     }
 
     @Test func theSendPathIsIoUringWhereTheKernelAllowsIt() throws {
-        var sender = BatchSender(preferred: .ioUring)
+        let sender = BatchSender(preferred: .ioUring)
         // `io_uring_disabled` 0 (or no such sysctl, before 6.6): io_uring is open to every process.
         let disabled = (try? String(contentsOfFile: "/proc/sys/kernel/io_uring_disabled", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "0"
