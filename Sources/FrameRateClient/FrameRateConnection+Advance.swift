@@ -1,4 +1,4 @@
-public import FrameRateProtocol
+import FrameRateProtocol
 
 extension FrameRateConnection {
     /// Moves a virtual-clock daemon's time on by `seconds` (`Compositor/Advance`; the

@@ -1,4 +1,4 @@
-public import FrameRateProtocol
+import FrameRateProtocol
 
 extension LineSession {
     /// Connects to the daemon found by the socket-path rule (`explicit` first) and checks,

@@ -15,7 +15,7 @@ private func temporaryDirectory() throws -> String {
     var template = Array("/tmp/framerated-client-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     try #require(made != nil)
-    return String(cString: template)
+    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 private func removeTree(_ path: String) {

@@ -156,7 +156,7 @@ struct FrameTimelineIntegrationTests {
         let held = try await holder.register(range: try FrameRateRange(minimum: 80, maximum: 120, preferred: 120), highFrameRate: true)
         _ = try await holder.waitForState { $0.displays[0].refreshRate == 120 }
         _ = try await held.pause()
-        FileManager.default.createFile(atPath: started.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: started.path, contents: nil)
         #expect(await process.waitForExit() == 0)
         await holder.close()
         let ticks = TimelineLine.parse(process.output).filter { $0.kind == "tick" }

@@ -65,7 +65,7 @@ struct TopCommand: ParsableCommand {
                     throw CommandFailure("the connection to the daemon failed: \(error)")
                 }
                 guard let line else { throw CommandFailure("the daemon closed the connection") }
-                var bytes = Array(line.utf8)
+                let bytes = Array(line.utf8)
                 bytes.withUnsafeBytes { count($0) }
             }
             let result = try TraceCommand.call(session, .getState, params: JSONValue.object([:]), collect: count)
