@@ -7,6 +7,10 @@ import CFrameRatePosix
 /// the process, so a daemon whose tasks only wait still wakes every second. Routing the
 /// jobs to an executor of the daemon's own (its NIO event loops) keeps the pool from ever
 /// starting.
+///
+/// Only immediate jobs are redirected: a delayed one (`Task.sleep`, `Clock.sleep`) still
+/// goes to libdispatch, which would start the pool. The daemon has none;
+/// `Tests/Realtime/test_wakeups.py` fails if an idle daemon starts waking again.
 public enum GlobalExecutorHook {
     /// The Swift runtime's `swift_task_enqueueGlobal_hook` type: it receives every job for
     /// the global executor, with the runtime's own enqueue as the second argument.
