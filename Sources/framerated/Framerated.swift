@@ -1,4 +1,5 @@
 import ArgumentParser
+import FrameRatePosix
 import FrameRateProtocol
 import FrameRateServer
 import FrameRateSystemd
@@ -49,6 +50,14 @@ struct Framerated: AsyncParsableCommand {
         }
         var logger = Logger(label: "framerated")
         logger.logLevel = level
+        // Before anything that a signal's default action would leave half done (see SignalService).
+        let signalReceiver: SignalReceiver
+        do {
+            signalReceiver = try SignalReceiver(catching: SignalService.handled)
+        } catch {
+            FileHandleStandardError.write("framerated: error: cannot catch signals: \(error)\n")
+            throw ExitCode.failure
+        }
 
         // systemd socket activation: adopt the passed socket instead of binding; and what
         // the previous process left in the file descriptor store, if it handed over.
@@ -80,7 +89,7 @@ struct Framerated: AsyncParsableCommand {
         var configuration = try options.configuration(listener: listener)
         configuration.adoption = passed.adoption
         let server = FrameRateServer(configuration: configuration, logger: logger, hooks: hooks)
-        let signals = SignalService(server: server, notifier: notifier, logger: logger)
+        let signals = SignalService(receiver: signalReceiver, server: server, notifier: notifier, logger: logger)
         // No `gracefulShutdownSignals`: the group would watch them with libdispatch signal
         // sources, which start libdispatch's worker pool (see `SignalService`).
         let group = ServiceGroup(

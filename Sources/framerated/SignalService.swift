@@ -15,10 +15,17 @@ import ServiceLifecycle
 /// comes, so an idle daemon does not wake for signal handling: swift-service-lifecycle's
 /// own signal handling uses libdispatch sources, which start libdispatch's worker pool and
 /// its once-a-second monitor.
+///
+/// The receiver is made first thing in the daemon's `run`, before the socket and the
+/// service group: a SIGTERM during start-up (a `systemctl stop` or restart right after a
+/// start) waits in the pipe and stops the daemon gracefully once this service runs,
+/// instead of killing it before it can remove its socket file or hand its connections over.
 struct SignalService: Service {
     /// The signals the daemon handles.
     static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
 
+    /// Catching ``handled`` since before start-up.
+    let receiver: SignalReceiver
     let server: FrameRateServer
     let notifier: SystemdNotifier
     let logger: Logger
@@ -26,7 +33,7 @@ struct SignalService: Service {
     /// Returns after SIGTERM or SIGINT, which shuts the group down gracefully (its
     /// termination behaviour), or when the group shuts down for another reason.
     func run() async throws {
-        let receiver = try SignalReceiver(catching: Self.handled)
+        let receiver = self.receiver
         let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
         let reader = try OSThread.spawn(name: "signals") {
             while let signal = receiver.next() { continuation.yield(signal) }
