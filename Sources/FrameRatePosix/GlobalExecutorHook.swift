@@ -24,8 +24,18 @@ public enum GlobalExecutorHook {
     /// does the same through `dlsym`, which cannot find the hook in a binary that links
     /// the Swift runtime statically (as the daemon's release build does); this stores it
     /// through a link-time reference instead. The hook's type is the runtime's, unchanged
-    /// since Swift 5.9 (NIO relies on it up to Swift 6.5).
-    public static func install(_ enqueue: Enqueue) {
+    /// since Swift 5.9; like NIO, this installs it only with a compiler it is known for
+    /// (below 6.6), so a toolchain that changes the hook leaves the default executor in
+    /// place (an idle daemon then wakes once a second) rather than calling a function
+    /// through the wrong type.
+    /// - Returns: whether the hook was installed.
+    @discardableResult
+    public static func install(_ enqueue: Enqueue) -> Bool {
+        #if compiler(<6.6)
         cframerated_set_global_enqueue_hook(unsafeBitCast(enqueue, to: UnsafeMutableRawPointer.self))
+        return true
+        #else
+        return false
+        #endif
     }
 }
