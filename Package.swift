@@ -218,7 +218,7 @@ let package = Package(
             name: "FrameRateServerTests",
             dependencies: [
                 "FrameRateTesting",
-                "FrameRateServer", "FrameRateProtocol", "FrameRateModel",
+                "FrameRateServer", "FrameRateProtocol", "FrameRateModel", "FrameRatePosix",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

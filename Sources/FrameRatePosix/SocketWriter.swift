@@ -32,7 +32,8 @@ import Synchronization
 public final class SocketWriter: @unchecked Sendable {
     // @unchecked: `state` is a Mutex (Sendable); `fanOutEpoch` and `fanOutSegment` are plain
     // vars touched only by the one fan-out worker that owns this writer's shard (`shard`
-    // is fixed at init), never by any other thread, so no two threads race on them.
+    // is fixed at init; the shard's helper thread, or the leader in its place when that
+    // thread could not be started, never both), so no two threads race on them.
 
     /// Where the bytes go.
     public enum Destination: Sendable {

@@ -106,11 +106,17 @@ package final class TickEngine: Sendable {
         prioritized(OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice))
         var threads: [OSThread] = []
         for (index, helper) in helpers.enumerated() {
-            let thread = try? OSThread.spawn(name: "fanout-\(index + 1)") {
-                OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice)
-                helper.run()
+            do {
+                threads.append(
+                    try OSThread.spawn(name: "fanout-\(index + 1)") {
+                        OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice)
+                        helper.run()
+                    })
+            } catch {
+                // No thread (the process's thread limit): the leader sends this shard itself,
+                // rather than queueing its ticks, and the writers they keep alive, for ever.
+                helper.sendOnSubmittingThread()
             }
-            if let thread { threads.append(thread) }
         }
         defer {
             for helper in helpers { helper.stop() }
@@ -230,7 +236,8 @@ final class FanOutHelper: Sendable {
     private let jobs = Mutex<[(batch: TickEngine.Batch, epoch: UInt64)]>([])
     private let waiter: EventWaiter
     private let stopping = Atomic<Bool>(false)
-    /// This thread's send side; only its thread takes the lock.
+    /// This thread's send side; only its thread takes the lock (or the leader, when the
+    /// thread could not be started).
     private let outbox: Mutex<TickOutbox>
 
     init(sendPath: BatchSender.Path) throws(PosixError) {
@@ -238,10 +245,24 @@ final class FanOutHelper: Sendable {
         outbox = Mutex(TickOutbox(path: sendPath))
     }
 
-    /// Queues one vsync's deliveries for this shard and wakes the thread.
+    /// Set when the helper's thread could not be started: ``submit(_:epoch:)`` sends at once.
+    private let sendsOnSubmitter = Atomic<Bool>(false)
+
+    /// Queues one vsync's deliveries for this shard and wakes the thread (or, without a
+    /// thread, sends them on the calling thread).
     func submit(_ batch: TickEngine.Batch, epoch: UInt64) {
+        if sendsOnSubmitter.load(ordering: .relaxed) {
+            outbox.withLock { $0.send(batch, epoch: epoch) }
+            return
+        }
         jobs.withLock { $0.append((batch, epoch)) }
         waiter.wake()
+    }
+
+    /// From now on ``submit(_:epoch:)`` sends on the thread that calls it (the leader):
+    /// for a helper whose own thread could not be started.
+    func sendOnSubmittingThread() {
+        sendsOnSubmitter.store(true, ordering: .relaxed)
     }
 
     /// Sends queued deliveries until ``stop()``.

@@ -27,6 +27,11 @@ struct TickOutbox: ~Copyable {
     /// deliveries apart from earlier ones on each writer (``SocketWriter/fanOutEpoch``).
     mutating func send(_ batch: TickEngine.Batch, epoch: UInt64) {
         guard !batch.deliveries.isEmpty else { return }
+        // The deliveries' writers are unretained: `owners` keeps them alive, until the sends return.
+        withExtendedLifetime(batch.owners) { sendLines(of: batch, epoch: epoch) }
+    }
+
+    private mutating func sendLines(of batch: TickEngine.Batch, epoch: UInt64) {
         chains.removeAll(keepingCapacity: true)
         next.removeAll(keepingCapacity: true)
         next.append(contentsOf: repeatElement(-1, count: batch.deliveries.count))
