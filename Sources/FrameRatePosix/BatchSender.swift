@@ -40,6 +40,12 @@ public struct BatchSender: ~Copyable {
         }
     }
 
+    /// How many writers ahead the claim and landing loops ask for the next writer's cache
+    /// lines: each writer is reached cold once per vsync (the kernel's sends in between
+    /// evict it), and its lock's atomic waits for the line; with the line requested a few
+    /// writers earlier, it is there when the lock is taken.
+    static let prefetchDistance = 8
+
     /// The path in use.
     public let path: Path
     /// Why io_uring is not in use when it was asked for (`nil` otherwise).
@@ -91,6 +97,9 @@ public struct BatchSender: ~Copyable {
         fixed.removeAll(keepingCapacity: true)
         // Indexing `segments` in place: a copy of a segment would retain its writer.
         for index in segments.indices {
+            if index + Self.prefetchDistance < segments.count {
+                segments[index + Self.prefetchDistance].writer.prefetchTickFields()
+            }
             switch segments[index].writer.claimForTicks() {
             case .socket(let descriptor, let registered):
                 var isFixed = registered
@@ -134,6 +143,9 @@ public struct BatchSender: ~Copyable {
                     }
                 }
                 for (slot, index) in claimed.enumerated() {
+                    if slot + Self.prefetchDistance < claimedWriters.count {
+                        claimedWriters[slot + Self.prefetchDistance]._withUnsafeGuaranteedRef { $0.prefetchTickFields() }
+                    }
                     let (offset, length) = (segments[index].offset, segments[index].length)
                     let lines = UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
                     let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: length)

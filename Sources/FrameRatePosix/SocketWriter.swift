@@ -5,6 +5,7 @@ import Musl
 #endif
 public import NIOCore
 import Synchronization
+import CFrameRatePosix
 
 /// Every byte framerated sends to one client connection: tick lines from the fan-out
 /// threads and replies from the control loop, in the order they were written, whole lines
@@ -75,24 +76,27 @@ public final class SocketWriter: @unchecked Sendable {
         case discarded
     }
 
+    /// The fields the tick path reads (``claimForTicks()``, ``landTicks(_:of:)``) come
+    /// first, so that with the writer's own fan-out fields before the lock they share the
+    /// object's first cache lines: the fan-out reaches each writer cold once per vsync.
     private struct State {
-        var destination: Destination?
-        var queue: ByteBuffer?
-        var writable = true
-        var failed = false
-        /// Called once the queue is empty (see ``whenDrained(_:)``).
-        var drained: (@Sendable () -> Void)?
-        /// Replies being produced (``beginReply()`` without its ``endReply(_:)`` yet).
-        var repliesInProgress = 0
-        /// Tick lines written meanwhile, sent right after the reply.
-        var heldTicks: ByteBuffer?
         /// A fan-out thread is sending ticks on the descriptor outside the lock (``claimForTicks()``).
         var ticksInFlight = false
-        /// ``close()`` came while ticks were in flight: the descriptor to close when they land.
-        var closeAfterLanding: Int32?
+        var failed = false
+        var writable = true
+        /// Replies being produced (``beginReply()`` without its ``endReply(_:)`` yet).
+        var repliesInProgress = 0
         /// The io_uring whose file table holds the descriptor (slot = descriptor number); the
         /// slot is emptied before the descriptor is closed.
         var registeredIn: SendRing?
+        /// ``close()`` came while ticks were in flight: the descriptor to close when they land.
+        var closeAfterLanding: Int32?
+        var destination: Destination?
+        var queue: ByteBuffer?
+        /// Called once the queue is empty (see ``whenDrained(_:)``).
+        var drained: (@Sendable () -> Void)?
+        /// Tick lines written meanwhile, sent right after the reply.
+        var heldTicks: ByteBuffer?
         /// Bytes moved to compact the queue so far (see ``compactIfPaidFor(_:)``).
         var compactedBytes = 0
     }
@@ -109,10 +113,7 @@ public final class SocketWriter: @unchecked Sendable {
         case closed
     }
 
-    private let state: Mutex<State>
-    private let observer: Observer
-    /// Queued bytes above which the connection counts as unwritable.
-    public let highWater: Int
+    // Stored properties in the order the fan-out reads them (see `State`).
     /// The fan-out worker that writes this connection's ticks.
     public let shard: Int
     /// The vsync whose lines are being gathered for this connection (several links on one
@@ -123,6 +124,10 @@ public final class SocketWriter: @unchecked Sendable {
     /// Where this connection's lines of vsync ``fanOutEpoch`` are gathered in the worker's
     /// batch. Fan-out worker only (see ``fanOutEpoch``).
     @exclusivity(unchecked) public var fanOutSegment: Int = 0
+    private let state: Mutex<State>
+    private let observer: Observer
+    /// Queued bytes above which the connection counts as unwritable.
+    public let highWater: Int
 
     /// A writer for `destination`.
     /// - Parameters:
@@ -300,6 +305,13 @@ public final class SocketWriter: @unchecked Sendable {
             state.ticksInFlight = true
             return .socket(descriptor, registered: state.registeredIn != nil)
         }
+    }
+
+    /// Asks the CPU for the cache lines that ``claimForTicks()`` and ``landTicks(_:of:)``
+    /// touch (the object's first 128 bytes: the fan-out fields, the lock and the state the
+    /// tick path reads) without waiting for them.
+    func prefetchTickFields() {
+        cframerated_prefetch_for_write(Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// The claimed descriptor was put in `ring`'s file table: empty the slot before closing it.
