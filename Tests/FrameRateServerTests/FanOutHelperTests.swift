@@ -25,14 +25,11 @@ import Testing
             batch = TickEngine.Batch(deliveries: [delivery], fields: [fields], owners: [[writer]])
         }
 
-        /// Everything readable now, without waiting.
+        /// What one read takes now, without waiting (a tick line is sent whole, in one send).
         func readable() -> [UInt8] {
-            var bytes: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
-            while let count = chunk.withUnsafeMutableBytes({ SystemCall.read(reading, into: $0) }), count > 0 {
-                bytes += chunk[..<count]
-            }
-            return bytes
+            let count = chunk.withUnsafeMutableBytes { SystemCall.read(reading, into: $0) } ?? 0
+            return Array(chunk[..<max(0, count)])
         }
 
         func close() {
