@@ -121,8 +121,9 @@ struct LinkPacer: Sendable {
         var intervals: UInt64 = 1
         if let nextTarget {
             let lateness = time - nextTarget
-            // Half a refresh period of slack absorbs rate changes between grids.
-            if lateness < .zero - period / 2 { return .notDue }
+            // Half a refresh period of slack absorbs rate changes between grids (doubled
+            // rather than halved: `Duration / Int` is generic, and slow on every vsync).
+            if lateness + lateness < .zero - period { return .notDue }
             if lateness > .zero {
                 intervals += FrameRateMath.wholeNumber((lateness / interval + 1e-6).rounded(.down), clampedTo: 0...(UInt64.max / 4))
             }

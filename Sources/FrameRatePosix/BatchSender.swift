@@ -29,11 +29,14 @@ public struct BatchSender: ~Copyable {
 
     /// One connection's bytes in a batch: `length` bytes at `offset` from the buffer's reader index.
     public struct Segment {
-        public var writer: SocketWriter
+        /// Not retained: the caller of ``BatchSender/send(_:segments:)`` keeps every
+        /// segment's writer alive until the call returns (a retain and release per
+        /// connection and vsync would each reach a cold object).
+        public var writer: Unmanaged<SocketWriter>
         public var offset: Int
         public var length: Int
 
-        public init(writer: SocketWriter, offset: Int, length: Int) {
+        public init(writer: Unmanaged<SocketWriter>, offset: Int, length: Int) {
             self.writer = writer
             self.offset = offset
             self.length = length
@@ -56,8 +59,6 @@ public struct BatchSender: ~Copyable {
     private let ring: SendRing?
     // Scratch arrays reused from batch to batch (the owner thread only).
     private var claimed: [Int] = []
-    /// The claimed segments' writers, unretained: `segments` holds them during ``send(_:segments:)``.
-    private var claimedWriters: [Unmanaged<SocketWriter>] = []
     private var descriptors: [Int32] = []
     private var offsets: [UInt32] = []
     private var lengths: [UInt32] = []
@@ -86,36 +87,35 @@ public struct BatchSender: ~Copyable {
 
     /// Sends each segment of `bytes` to its writer's connection. A writer that cannot take
     /// its lines at once (bytes queued, a reply in progress, not a socket) gets them through
-    /// ``SocketWriter/writeTicks(_:)``; a closed one drops them.
+    /// ``SocketWriter/writeTicks(_:)``; a closed one drops them. Every segment's writer
+    /// must stay alive until this returns.
     public mutating func send(_ bytes: ByteBuffer, segments: [Segment]) {
         precondition(UInt32(exactly: bytes.readableBytes) != nil, "a batch above 4 GiB")
         claimed.removeAll(keepingCapacity: true)
-        claimedWriters.removeAll(keepingCapacity: true)
         descriptors.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         fixed.removeAll(keepingCapacity: true)
-        // Indexing `segments` in place: a copy of a segment would retain its writer.
         for index in segments.indices {
             if index + Self.prefetchDistance < segments.count {
-                segments[index + Self.prefetchDistance].writer.prefetchTickFields()
+                SocketWriter.prefetchTickFields(of: segments[index + Self.prefetchDistance].writer)
             }
-            switch segments[index].writer.claimForTicks() {
+            let writer = segments[index].writer
+            switch writer._withUnsafeGuaranteedRef({ $0.claimForTicks() }) {
             case .socket(let descriptor, let registered):
                 var isFixed = registered
                 if !registered, let ring, ring.register(descriptor) {
-                    segments[index].writer.noteRegistered(in: ring)
+                    writer._withUnsafeGuaranteedRef { $0.noteRegistered(in: ring) }
                     isFixed = true
                 }
                 fixed.append(isFixed ? 1 : 0)
                 claimed.append(index)
-                claimedWriters.append(.passUnretained(segments[index].writer))
                 descriptors.append(descriptor)
                 offsets.append(UInt32(truncatingIfNeeded: segments[index].offset))  // < readableBytes ≤ UInt32.max
                 lengths.append(UInt32(truncatingIfNeeded: segments[index].length))
             case .indirect:
                 if let lines = bytes.getSlice(at: bytes.readerIndex + segments[index].offset, length: segments[index].length) {
-                    segments[index].writer.writeTicks(lines)
+                    _ = writer._withUnsafeGuaranteedRef { $0.writeTicks(lines) }
                 }
             case .closed:
                 break
@@ -143,19 +143,19 @@ public struct BatchSender: ~Copyable {
                     }
                 }
                 for (slot, index) in claimed.enumerated() {
-                    if slot + Self.prefetchDistance < claimedWriters.count {
-                        claimedWriters[slot + Self.prefetchDistance]._withUnsafeGuaranteedRef { $0.prefetchTickFields() }
+                    if slot + Self.prefetchDistance < claimed.count {
+                        SocketWriter.prefetchTickFields(of: segments[claimed[slot + Self.prefetchDistance]].writer)
                     }
-                    let (offset, length) = (segments[index].offset, segments[index].length)
-                    let lines = UnsafeRawBufferPointer(rebasing: base[offset..<(offset + length)])
-                    let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: length)
-                    claimedWriters[slot]._withUnsafeGuaranteedRef { $0.landTicks(outcome, of: lines) }
+                    let segment = segments[index]
+                    let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
+                    let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length)
+                    segment.writer._withUnsafeGuaranteedRef { $0.landTicks(outcome, of: lines) }
                 }
             } else {
                 for (slot, index) in claimed.enumerated() {
                     let segment = segments[index]
                     let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
-                    segment.writer.landTicks(SystemCall.send(descriptors[slot], lines), of: lines)
+                    segment.writer._withUnsafeGuaranteedRef { $0.landTicks(SystemCall.send(descriptors[slot], lines), of: lines) }
                 }
             }
         }

@@ -30,11 +30,7 @@ import CFrameRatePosix
 ///   flush waits for the landing, and a close defers releasing the descriptor to the landing;
 ///   the landing puts an unsent remainder at the head of the queue. So order, whole lines and
 ///   no-write-after-close hold across the unlocked send too.
-public final class SocketWriter: @unchecked Sendable {
-    // @unchecked: `state` is a Mutex (Sendable); `fanOutEpoch` and `fanOutSegment` are plain
-    // vars touched only by the one fan-out worker that owns this writer's shard (`shard`
-    // is fixed at init; the shard's helper thread, or the leader in its place when that
-    // thread could not be started, never both), so no two threads race on them.
+public final class SocketWriter: Sendable {
 
     /// Where the bytes go.
     public enum Destination: Sendable {
@@ -77,9 +73,9 @@ public final class SocketWriter: @unchecked Sendable {
     }
 
     /// The fields the tick path reads (``claimForTicks()``, ``landTicks(_:of:)``) come
-    /// first, so that with the writer's own fan-out fields before the lock they lie in the
-    /// object's first ``tickPathBytes`` bytes: the fan-out reaches each writer cold once
-    /// per vsync, and the fewer lines it touches, the fewer it waits for.
+    /// first, so that with the lock before them they lie in the object's first
+    /// ``tickPathBytes`` bytes: the fan-out reaches each writer cold once per vsync, and
+    /// the fewer lines it touches, the fewer it waits for.
     private struct State {
         /// A fan-out thread is sending ticks on the descriptor outside the lock (``claimForTicks()``).
         var ticksInFlight = false
@@ -115,16 +111,6 @@ public final class SocketWriter: @unchecked Sendable {
     }
 
     // Stored properties in the order the fan-out reads them (see `State`).
-    /// The fan-out worker that writes this connection's ticks.
-    public let shard: Int
-    /// The vsync whose lines are being gathered for this connection (several links on one
-    /// connection are sent with one `send`). Fan-out worker only. Exclusivity is not
-    /// checked at run time (a measurable share of the fan-out): only the one worker that
-    /// owns this writer's shard ever touches it, one access at a time.
-    @exclusivity(unchecked) public var fanOutEpoch: UInt64 = 0
-    /// Where this connection's lines of vsync ``fanOutEpoch`` are gathered in the worker's
-    /// batch. Fan-out worker only (see ``fanOutEpoch``).
-    @exclusivity(unchecked) public var fanOutSegment: Int = 0
     private let state: Mutex<State>
     private let observer: Observer
     /// Queued bytes above which the connection counts as unwritable.
@@ -134,11 +120,9 @@ public final class SocketWriter: @unchecked Sendable {
     /// - Parameters:
     ///   - highWater: queued bytes above which ``Observer/writabilityChanged`` reports `false`;
     ///     it reports `true` again when the queue is empty.
-    ///   - shard: the fan-out worker that writes this connection's ticks.
-    public init(destination: Destination, highWater: Int, shard: Int = 0, observer: Observer = Observer()) {
+    public init(destination: Destination, highWater: Int, observer: Observer = Observer()) {
         self.state = Mutex(State(destination: destination))
         self.highWater = highWater
-        self.shard = shard
         self.observer = observer
     }
 
@@ -295,8 +279,8 @@ public final class SocketWriter: @unchecked Sendable {
     }
 
     /// Claims the socket for this vsync's tick lines, to be sent outside the lock (see
-    /// the type's invariants). Only the fan-out worker that owns ``shard`` calls it, and it
-    /// must call ``landTicks(_:of:)`` once for every `.socket` claim.
+    /// the type's invariants). The caller must call ``landTicks(_:of:)`` once for every
+    /// `.socket` claim; while one is in flight, another claim is answered `.indirect`.
     public func claimForTicks() -> TickClaim {
         state.withLock { state in
             guard let destination = state.destination, !state.failed else { return .closed }
@@ -308,15 +292,15 @@ public final class SocketWriter: @unchecked Sendable {
         }
     }
 
-    /// Asks the CPU for the cache lines that ``claimForTicks()`` and ``landTicks(_:of:)``
-    /// touch, without waiting for them: the object's first ``tickPathBytes`` bytes (two or
-    /// three lines, as the allocator places the object).
-    func prefetchTickFields() {
-        cframerated_prefetch_for_write(Unmanaged.passUnretained(self).toOpaque(), Self.tickPathBytes)
+    /// Asks the CPU for the cache lines of `writer` that ``claimForTicks()`` and
+    /// ``landTicks(_:of:)`` touch, without waiting for them (nor touching the object): its
+    /// first ``tickPathBytes`` bytes (two or three lines, as the allocator places it).
+    static func prefetchTickFields(of writer: Unmanaged<SocketWriter>) {
+        cframerated_prefetch_for_write(writer.toOpaque(), tickPathBytes)
     }
 
     /// The bytes from the start of the object that hold every field the tick path reads:
-    /// the header, the fan-out fields, the lock, and `State` up to `queue`.
+    /// the header, the lock, and `State` up to `queue`.
     static let tickPathBytes = 128
 
     /// The claimed descriptor was put in `ring`'s file table: empty the slot before closing it.

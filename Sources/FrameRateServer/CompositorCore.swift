@@ -146,15 +146,14 @@ package final class CompositorCore {
         owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination, adopted: Bool
     ) -> Session {
         let writer = SocketWriter(
-            destination: destination, highWater: configuration.limits.outboundHighWater,
-            shard: Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF), observer: writerObserver(of: owner)
+            destination: destination, highWater: configuration.limits.outboundHighWater, observer: writerObserver(of: owner)
         )
         let session = Session(
             owner: owner, peer: peer, context: context, writer: writer, destination: destination, isPrivileged: isPrivileged(peer)
         )
         if adopted { sessions.adopt(session, for: owner) } else { sessions[owner] = session }
         usage.add(peer.uid, connections: 1)
-        shared.update { $0.writers[owner] = writer }
+        shared.update { $0.addWriter(writer, for: owner) }
         return session
     }
 
@@ -217,7 +216,7 @@ package final class CompositorCore {
         let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
             let links = state.compositor.links(of: session.owner)
             _ = state.compositor.removeLinks(of: session.owner, at: at)
-            state.writers[session.owner] = nil
+            state.removeWriter(of: session.owner)
             state.driver.closed(session.owner)
             return links
         }

@@ -48,8 +48,6 @@ package struct OwnerTable<Value> {
         set { generation = Swift.max(generation, newValue) }
     }
 
-    private static func slot(of owner: OwnerID) -> Int { Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF) - 1 }
-
     /// The value of `owner`, if present; setting `nil` is ``removeValue(forKey:)``.
     package subscript(owner: OwnerID) -> Value? {
         get {
@@ -61,6 +59,22 @@ package struct OwnerTable<Value> {
             if let newValue { insert(newValue, for: owner) } else { removeValue(forKey: owner) }
         }
     }
+
+    /// The value of `owner` without a retain, if present: for the tick plane, which keeps
+    /// the values alive otherwise (see ``DaemonState/removeWriter(of:)``) and would
+    /// otherwise take a cache miss per connection and vsync on the reference count.
+    func unretained(_ owner: OwnerID) -> Unmanaged<Value>? where Value: AnyObject {
+        let slot = Self.slot(of: owner)
+        guard slots.indices.contains(slot) else { return nil }
+        return slots.withUnsafeBufferPointer { slots in
+            guard let entry = slots[slot], entry.owner == owner else { return nil }
+            return Unmanaged.passUnretained(entry.value)
+        }
+    }
+
+    /// The slot of `owner` (its connection's place in the table, from 0): the index of
+    /// per-connection arrays kept beside the table.
+    static func slot(of owner: OwnerID) -> Int { Int(truncatingIfNeeded: owner.rawValue & 0xFFFF_FFFF) - 1 }
 
     private mutating func insert(_ value: Value, for owner: OwnerID) {
         let slot = Self.slot(of: owner)

@@ -15,14 +15,52 @@ package struct DaemonState: Sendable {
     package var compositor: Compositor<MonotonicClock>
     /// The tick plane's schedule, unwritable set and watchdog.
     package var driver: FanOutDriver<MonotonicClock>
-    /// Each connection's writer, by owner.
-    package var writers = OwnerTable<SocketWriter>()
+    /// Each connection's writer, by owner. The tick plane holds these unretained while it
+    /// sends a batch, so a writer leaves only through ``removeWriter(of:)``.
+    package private(set) var writers = OwnerTable<SocketWriter>()
+    /// Writers removed from ``writers`` that a batch not yet sent may name.
+    private var retiredWriters = RetiredWriters()
+    /// Tick batches built so far: the number of the latest (see ``beginBatch()``).
+    private(set) var batchesBuilt: UInt64 = 0
     /// Bumped by every change that ``CompositorState`` shows (links, caps, rates), so a
     /// snapshot encoded for one generation can be reused until the next.
     var generation: UInt64 = 0
     /// When the tick plane sleeps until (`nil`: no deadline), so a change that makes
     /// something due earlier wakes it, and others don't.
     var tickPlaneSleepsUntil: MonotonicClock.Instant?
+
+    package init(compositor: Compositor<MonotonicClock>, driver: FanOutDriver<MonotonicClock>) {
+        self.compositor = compositor
+        self.driver = driver
+    }
+
+    /// Stores the writer of a new connection.
+    package mutating func addWriter(_ writer: SocketWriter, for owner: OwnerID) {
+        writers[owner] = writer
+    }
+
+    /// Takes the writer of a closed connection out of ``writers``, keeping it alive until
+    /// the batches built so far, which may name it, have been sent.
+    package mutating func removeWriter(of owner: OwnerID) {
+        guard let writer = writers.removeValue(forKey: owner) else { return }
+        retiredWriters.retire(writer, lastBatch: batchesBuilt)
+    }
+
+    /// Writers removed and waiting for batches to be sent.
+    var retiredWriterCount: Int { retiredWriters.count }
+
+    /// Numbers a new tick batch, built now from ``writers``.
+    mutating func beginBatch() -> UInt64 {
+        batchesBuilt += 1
+        return batchesBuilt
+    }
+
+    /// Takes out the removed writers that no unsent batch names, for the caller to drop
+    /// after releasing the lock.
+    /// - Parameter sentThrough: every batch numbered up to this one has been sent.
+    mutating func releaseWriters(sentThrough: UInt64) -> [SocketWriter] {
+        retiredWriters.release(sentThrough: sentThrough)
+    }
 }
 
 /// The lock around ``DaemonState``, plus the tick plane's wake-up.

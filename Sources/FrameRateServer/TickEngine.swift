@@ -47,21 +47,20 @@ package final class TickEngine: Sendable {
         let link: UInt64
         let sequence: UInt64
         let skipped: UInt64
-        /// Not retained: the batch's ``Batch/owners`` holds every writer of the vsync for
-        /// as long as the batch exists (one retain per batch instead of several per tick,
-        /// which were 4–7 % of the fan-out thread's time at 1,000 links).
+        /// Not retained, and not touched until the send: the writer stays alive until the
+        /// batch has been sent (``DaemonState/removeWriter(of:)``). A retain per connection
+        /// and vsync was the first touch of a cold object, under the model lock.
         let writer: Unmanaged<SocketWriter>
-        let fields: Int
+        /// The connection's slot in ``DaemonState/writers``: where the fan-out thread keeps
+        /// what it needs of the connection per vsync, beside the other connections'.
+        let connection: UInt32
+        let fields: UInt32
     }
 
     /// One vsync's deliveries for one shard, with the shared field segments they index.
     struct Batch {
         var deliveries: [Delivery] = []
         var fields: [ByteBuffer] = []
-        /// The writers of the vsync's ticks (one array per report, as paired under the
-        /// model lock): keeps every ``Delivery/writer`` alive while the batch is sent, on
-        /// whichever fan-out thread sends it.
-        var owners: [[SocketWriter?]] = []
     }
 
     private let shared: SharedModel
@@ -69,9 +68,6 @@ package final class TickEngine: Sendable {
     private let helpers: [FanOutHelper]
     /// The leader's send side (shard 0); only the leader thread (or the harness, stepping) takes it.
     private let outbox: Mutex<TickOutbox>
-    /// Counts wake-ups that delivered ticks: each vsync's lines are collected per writer
-    /// under this epoch (see ``SocketWriter/fanOutEpoch``).
-    private let epoch = Atomic<UInt64>(0)
     private let stopping = Atomic<Bool>(false)
 
     /// - Parameters:
@@ -143,20 +139,27 @@ package final class TickEngine: Sendable {
     /// - Returns: when to run the next one (`nil`: only when woken).
     @discardableResult
     package func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
-        let (wake, writers, presented) = shared.update { state -> (FanOutDriver<MonotonicClock>.Wake, [[SocketWriter?]], [Presented]) in
+        // Every batch built before now that a helper has not sent yet is at or above this
+        // (the leader sent its own during the previous step).
+        let sentThrough = helpers.reduce(UInt64.max) { Swift.min($0, $1.sentThrough) }
+        let (wake, writers, presented, batch, released) = shared.update {
+            state -> (FanOutDriver<MonotonicClock>.Wake, [[Unmanaged<SocketWriter>?]], [Presented], UInt64, [SocketWriter]) in
+            let released = state.releaseWriters(sentThrough: sentThrough)
             let wake = state.driver.wake(at: now, compositor: &state.compositor)
             state.tickPlaneSleepsUntil = wake.sleepUntil
-            var writers: [[SocketWriter?]] = []
+            var writers: [[Unmanaged<SocketWriter>?]] = []
             var presented: [Presented] = []
             for case .deliver(let report) in wake.actions {
-                writers.append(report.ticks.map { state.writers[$0.owner] })
+                writers.append(report.ticks.map { state.writers.unretained($0.owner) })
                 if report.rateChange != nil { state.generation &+= 1 }
                 Self.collectPresented(report, writers: state.writers, into: &presented)
             }
-            return (wake, writers, presented)
+            return (wake, writers, presented, writers.isEmpty ? 0 : state.beginBatch(), released)
         }
+        // Dropped here, outside the lock: no batch can name them any more.
+        withExtendedLifetime(released) {}
         var reports = 0
-        var shards = [Batch](repeating: Batch(owners: writers), count: workerCount)
+        var shards = [Batch](repeating: Batch(), count: workerCount)
         for action in wake.actions {
             switch action {
             case .deliver(let report):
@@ -168,11 +171,10 @@ package final class TickEngine: Sendable {
             }
         }
         if reports > 0 {
-            let epoch = epoch.wrappingAdd(1, ordering: .relaxed).newValue
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {
-                helper.submit(shards[index + 1], epoch: epoch)
+                helper.submit(shards[index + 1], number: batch)
             }
-            outbox.withLock { $0.send(shards[0], epoch: epoch) }
+            outbox.withLock { $0.send(shards[0], number: batch) }
         }
         Self.sendPresented(presented)
         if shared.tracer.isActive { Self.trace(wake, into: shared.tracer) }
@@ -185,7 +187,8 @@ package final class TickEngine: Sendable {
     /// the same cadence, latency, timeline count and schedule; their timelines leave out
     /// deadlines already past at `sentAt`.
     private static func plan(
-        _ report: VsyncReport<MonotonicClock.Instant>, writers: [SocketWriter?], sentAt: MonotonicClock.Instant, into shards: inout [Batch]
+        _ report: VsyncReport<MonotonicClock.Instant>, writers: [Unmanaged<SocketWriter>?], sentAt: MonotonicClock.Instant,
+        into shards: inout [Batch]
     ) {
         let allocator = ByteBufferAllocator()
         // Each distinct target (cadence) and boosted flag of this vsync, with its segment's index in every shard's list.
@@ -220,10 +223,11 @@ package final class TickEngine: Sendable {
                     last = targets.count - 1
                 }
             }
-            shards[writer.shard % shards.count].deliveries.append(
+            let connection = OwnerTable<SocketWriter>.slot(of: tick.owner)
+            shards[shards.count == 1 ? 0 : connection % shards.count].deliveries.append(
                 Delivery(
-                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: .passUnretained(writer),
-                    fields: base + last
+                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer,
+                    connection: UInt32(truncatingIfNeeded: connection), fields: UInt32(truncatingIfNeeded: base + last)
                 )
             )
         }
@@ -233,7 +237,11 @@ package final class TickEngine: Sendable {
 
 /// A fan-out thread other than the leader: sends the ticks of its shard's connections.
 final class FanOutHelper: Sendable {
-    private let jobs = Mutex<[(batch: TickEngine.Batch, epoch: UInt64)]>([])
+    private let jobs = Mutex<[(batch: TickEngine.Batch, number: UInt64)]>([])
+    /// The number of the latest batch submitted (written by the submitting thread only).
+    private let submitted = Atomic<UInt64>(0)
+    /// The number of the latest batch sent (written after its sends returned).
+    private let sent = Atomic<UInt64>(0)
     private let waiter: EventWaiter
     private let stopping = Atomic<Bool>(false)
     /// This thread's send side; only its thread takes the lock (or the leader, when the
@@ -245,21 +253,32 @@ final class FanOutHelper: Sendable {
         outbox = Mutex(TickOutbox(path: sendPath))
     }
 
-    /// Set when the helper's thread could not be started: ``submit(_:epoch:)`` sends at once.
+    /// Set when the helper's thread could not be started: ``submit(_:number:)`` sends at once.
     private let sendsOnSubmitter = Atomic<Bool>(false)
+
+    /// Every batch submitted up to this number has been sent (`UInt64.max`: every batch
+    /// submitted so far). Read by the thread that submits, which alone adds batches, so
+    /// the answer holds until it submits again.
+    var sentThrough: UInt64 {
+        let sent = sent.load(ordering: .acquiring)
+        return sent == submitted.load(ordering: .relaxed) ? .max : sent
+    }
 
     /// Queues one vsync's deliveries for this shard and wakes the thread (or, without a
     /// thread, sends them on the calling thread).
-    func submit(_ batch: TickEngine.Batch, epoch: UInt64) {
+    /// - Parameter number: the batch's number (``DaemonState/beginBatch()``), above every earlier one's.
+    func submit(_ batch: TickEngine.Batch, number: UInt64) {
+        submitted.store(number, ordering: .relaxed)
         if sendsOnSubmitter.load(ordering: .relaxed) {
-            outbox.withLock { $0.send(batch, epoch: epoch) }
+            outbox.withLock { $0.send(batch, number: number) }
+            sent.store(number, ordering: .releasing)
             return
         }
-        jobs.withLock { $0.append((batch, epoch)) }
+        jobs.withLock { $0.append((batch, number)) }
         waiter.wake()
     }
 
-    /// From now on ``submit(_:epoch:)`` sends on the thread that calls it (the leader):
+    /// From now on ``submit(_:number:)`` sends on the thread that calls it (the leader):
     /// for a helper whose own thread could not be started.
     func sendOnSubmittingThread() {
         sendsOnSubmitter.store(true, ordering: .relaxed)
@@ -274,7 +293,10 @@ final class FanOutHelper: Sendable {
                 return jobs
             }
             outbox.withLock { outbox in
-                for job in batch { outbox.send(job.batch, epoch: job.epoch) }
+                for job in batch {
+                    outbox.send(job.batch, number: job.number)
+                    sent.store(job.number, ordering: .releasing)
+                }
             }
         }
     }

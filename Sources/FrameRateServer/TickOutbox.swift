@@ -18,34 +18,39 @@ struct TickOutbox: ~Copyable {
     /// Per connection: its first and last delivery; `next` links a connection's deliveries.
     private var chains: [(first: Int, last: Int)] = []
     private var next: [Int] = []
+    /// By connection slot (``TickEngine/Delivery/connection``): the batch whose lines are
+    /// being gathered for it, and its chain in that batch. Kept here, side by side, rather
+    /// than in each connection's writer, so gathering a vsync's lines touches no writer.
+    private var gatheredIn: [UInt64] = []
+    private var chainOf: [Int] = []
 
     init(path: BatchSender.Path) {
         sender = BatchSender(preferred: path)
     }
 
-    /// Encodes `batch` and sends each connection's lines. `epoch` tells this vsync's
-    /// deliveries apart from earlier ones on each writer (``SocketWriter/fanOutEpoch``).
-    mutating func send(_ batch: TickEngine.Batch, epoch: UInt64) {
+    /// Encodes `batch` and sends each connection's lines. The deliveries' writers must be
+    /// alive until this returns (``DaemonState/removeWriter(of:)`` sees to it).
+    /// - Parameter number: the batch's number, above every earlier one's sent here.
+    mutating func send(_ batch: TickEngine.Batch, number: UInt64) {
         guard !batch.deliveries.isEmpty else { return }
-        // The deliveries' writers are unretained: `owners` keeps them alive, until the sends return.
-        withExtendedLifetime(batch.owners) { sendLines(of: batch, epoch: epoch) }
-    }
-
-    private mutating func sendLines(of batch: TickEngine.Batch, epoch: UInt64) {
         chains.removeAll(keepingCapacity: true)
         next.removeAll(keepingCapacity: true)
         next.append(contentsOf: repeatElement(-1, count: batch.deliveries.count))
         for index in batch.deliveries.indices {
-            batch.deliveries[index].writer._withUnsafeGuaranteedRef { writer in
-                if writer.fanOutEpoch != epoch {
-                    writer.fanOutEpoch = epoch
-                    writer.fanOutSegment = chains.count
-                    chains.append((index, index))
-                } else {
-                    let chain = writer.fanOutSegment
-                    next[chains[chain].last] = index
-                    chains[chain].last = index
-                }
+            // A slot of ``DaemonState/writers`` that held the writer: bounded by the table.
+            let connection = Int(batch.deliveries[index].connection)
+            if connection >= gatheredIn.count {
+                gatheredIn.append(contentsOf: repeatElement(0, count: connection + 1 - gatheredIn.count))
+                chainOf.append(contentsOf: repeatElement(0, count: connection + 1 - chainOf.count))
+            }
+            if gatheredIn[connection] != number {
+                gatheredIn[connection] = number
+                chainOf[connection] = chains.count
+                chains.append((index, index))
+            } else {
+                let chain = chainOf[connection]
+                next[chains[chain].last] = index
+                chains[chain].last = index
             }
         }
         lines.clear()
@@ -57,16 +62,13 @@ struct TickOutbox: ~Copyable {
                 while index >= 0 {
                     let (link, sequence, skipped, shared) = (
                         batch.deliveries[index].link, batch.deliveries[index].sequence, batch.deliveries[index].skipped,
-                        batch.deliveries[index].fields
+                        Int(batch.deliveries[index].fields)
                     )
                     TickLineEncoder.write(link: link, sequence: sequence, skipped: skipped, shared: fields[shared], into: &lines)
                     index = next[index]
                 }
                 segments.append(
-                    BatchSender.Segment(
-                        writer: batch.deliveries[chain.first].writer.takeUnretainedValue(), offset: start,
-                        length: lines.readableBytes - start
-                    )
+                    BatchSender.Segment(writer: batch.deliveries[chain.first].writer, offset: start, length: lines.readableBytes - start)
                 )
             }
         }

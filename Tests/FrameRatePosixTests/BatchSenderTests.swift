@@ -38,7 +38,7 @@ import Testing
         for (index, writer) in writers.enumerated() {
             let start = bytes.readableBytes
             bytes.writeString(Self.lines(connection: index, count: index + 1))
-            segments.append(BatchSender.Segment(writer: writer, offset: start, length: bytes.readableBytes - start))
+            segments.append(BatchSender.Segment(writer: .passUnretained(writer), offset: start, length: bytes.readableBytes - start))
         }
         sender.send(bytes, segments: segments)
         for (index, pair) in pairs.enumerated() {
@@ -56,7 +56,7 @@ import Testing
         var sender = BatchSender(preferred: path)
         // Far more than the socket buffer takes: the send is partial.
         let ticks = Self.lines(connection: 0, count: 1000)
-        sender.send(ByteBuffer(string: ticks), segments: [BatchSender.Segment(writer: writer, offset: 0, length: ticks.utf8.count)])
+        sender.send(ByteBuffer(string: ticks), segments: [BatchSender.Segment(writer: .passUnretained(writer), offset: 0, length: ticks.utf8.count)])
         #expect(writer.queuedBytes > 0)
         #expect(events.flushRequests.withLock { $0 } == 1)
         // A reply written after the batch goes behind the remainder.
@@ -120,7 +120,7 @@ import Testing
         writer.beginReply()
         #expect(writer.claimForTicks() == .indirect)
         let ticks = Self.lines(connection: 0, count: 2)
-        sender.send(ByteBuffer(string: ticks), segments: [BatchSender.Segment(writer: writer, offset: 0, length: ticks.utf8.count)])
+        sender.send(ByteBuffer(string: ticks), segments: [BatchSender.Segment(writer: .passUnretained(writer), offset: 0, length: ticks.utf8.count)])
         #expect(pair.drain().isEmpty)  // held for the reply
         writer.endReply(ByteBuffer(string: "reply\n"))
         #expect(Self.text(pair.drain()) == "reply\n" + ticks)
@@ -137,8 +137,8 @@ import Testing
         let line = "tick\n"
         let bytes = ByteBuffer(string: line + line)
         sender.send(bytes, segments: [
-            BatchSender.Segment(writer: writers[1], offset: 0, length: 5),
-            BatchSender.Segment(writer: writers[0], offset: 5, length: 5),
+            BatchSender.Segment(writer: .passUnretained(writers[1]), offset: 0, length: 5),
+            BatchSender.Segment(writer: .passUnretained(writers[0]), offset: 5, length: 5),
         ])
         #expect(Self.text(alive.drain()) == line)
         #expect(writers[1].isClosed)
@@ -162,8 +162,8 @@ import Testing
         let line = "tick\n"
         for _ in 0..<2 {
             sender.send(ByteBuffer(string: line + line), segments: [
-                BatchSender.Segment(writer: writers[0], offset: 0, length: 5),
-                BatchSender.Segment(writer: writers[1], offset: 5, length: 5),
+                BatchSender.Segment(writer: .passUnretained(writers[0]), offset: 0, length: 5),
+                BatchSender.Segment(writer: .passUnretained(writers[1]), offset: 5, length: 5),
             ])
         }
         // The first batch registered both descriptors; the second went through the slots.

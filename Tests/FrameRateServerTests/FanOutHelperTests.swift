@@ -16,13 +16,15 @@ import Testing
         init() throws {
             let (writing, reading) = try SystemCall.socketPair()
             self.reading = reading
-            writer = SocketWriter(destination: .socket(writing), highWater: 1 << 20, shard: 1)
+            writer = SocketWriter(destination: .socket(writing), highWater: 1 << 20)
             let fields = TickLineEncoder.sharedFields(
                 timestamp: 2_000_000_000, targetTimestamp: 2_008_333_333, duration: 8_333_333, refreshRate: 120,
                 callbackRate: 120, allocator: ByteBufferAllocator()
             )
-            let delivery = TickEngine.Delivery(link: 7, sequence: 41, skipped: 0, writer: .passUnretained(writer), fields: 0)
-            batch = TickEngine.Batch(deliveries: [delivery], fields: [fields], owners: [[writer]])
+            let delivery = TickEngine.Delivery(
+                link: 7, sequence: 41, skipped: 0, writer: .passUnretained(writer), connection: 0, fields: 0
+            )
+            batch = TickEngine.Batch(deliveries: [delivery], fields: [fields])
         }
 
         /// What one read takes now, without waiting (a tick line is sent whole, in one send).
@@ -43,7 +45,8 @@ import Testing
         defer { connection.close() }
         let helper = try FanOutHelper(sendPath: .sendCalls)
         helper.sendOnSubmittingThread()
-        helper.submit(connection.batch, epoch: 1)
+        helper.submit(connection.batch, number: 1)
+        #expect(helper.sentThrough == .max)  // nothing left unsent
         // Sent before `submit` returned: the line is in the socket now.
         let bytes = connection.readable()
         let tick = try #require(bytes.withUnsafeBytes { TickLineScanner.scan($0) })
@@ -57,8 +60,11 @@ import Testing
         let connection = try Connection()
         defer { connection.close() }
         let helper = try FanOutHelper(sendPath: .sendCalls)
-        helper.submit(connection.batch, epoch: 1)
-        // Queued for the helper's thread, which nobody started: nothing on the socket yet.
+        #expect(helper.sentThrough == .max)  // nothing submitted
+        helper.submit(connection.batch, number: 3)
+        // Queued for the helper's thread, which nobody started: nothing on the socket yet,
+        // and no batch sent, so a writer retired after batch 1 must still be kept.
         #expect(connection.readable().isEmpty)
+        #expect(helper.sentThrough == 0)
     }
 }
