@@ -3,10 +3,10 @@ import FrameRatePosix
 import FrameRateProtocol
 import NIOCore
 
-/// One fan-out thread's send side: it encodes a vsync's tick lines for its shard into one
+/// One fan-out thread's send side: it encodes a vsync's tick lines for its shard into a
 /// buffer, each connection's lines contiguous (several links on one connection go out in
-/// one send), and hands the buffer to a ``BatchSender``: one io_uring submission for the
-/// whole shard where the kernel allows it.
+/// one send), and hands the buffer to a ``BatchSender``: one io_uring submission per
+/// ``chunkBytes`` of lines where the kernel allows it.
 ///
 /// Owned by one fan-out thread (its ``TickEngine`` or ``FanOutHelper`` keeps it in a
 /// `Mutex` that only that thread takes).
@@ -23,6 +23,12 @@ struct TickOutbox: ~Copyable {
     /// than in each connection's writer, so gathering a vsync's lines touches no writer.
     private var gatheredIn: [UInt64] = []
     private var chainOf: [Int] = []
+
+    /// Lines encoded before they are sent and the buffer is reused: small enough that the
+    /// kernel copies them out of the cache they were just written to. One buffer for a
+    /// whole vsync (about 280 bytes a connection, over half a megabyte at 2,000) was
+    /// written, evicted and read back from memory, and evicted the writers on its way.
+    static let chunkBytes = 16 * 1024
 
     init(path: BatchSender.Path) {
         sender = BatchSender(preferred: path)
@@ -57,6 +63,11 @@ struct TickOutbox: ~Copyable {
         segments.removeAll(keepingCapacity: true)
         batch.fields.withUnsafeBufferPointer { fields in
             for chain in chains {
+                if lines.readableBytes >= Self.chunkBytes {
+                    sender.send(lines, segments: segments)
+                    lines.clear()
+                    segments.removeAll(keepingCapacity: true)
+                }
                 let start = lines.readableBytes
                 var index = chain.first
                 while index >= 0 {
@@ -72,6 +83,6 @@ struct TickOutbox: ~Copyable {
                 )
             }
         }
-        sender.send(lines, segments: segments)
+        if !segments.isEmpty { sender.send(lines, segments: segments) }
     }
 }
