@@ -11,8 +11,9 @@ public import NIOCore
 /// to the kernel in one io_uring submission (one `io_uring_enter` per ``ringEntries``
 /// sends), or, where io_uring is unavailable, as one `send` per connection.
 ///
-/// Each connection's writer is claimed before the sends and landed after them (see
-/// ``SocketWriter/claimForTicks()``), so a batch keeps the writer's order, whole-line and
+/// Each connection is claimed before the sends and landed after them, through its word in
+/// ``TickGates`` where it has one and its writer allows it, else through its writer's lock
+/// (``SocketWriter/claimForTicks()``), so a batch keeps the writer's order, whole-line and
 /// no-write-after-close guarantees although it sends outside the writers' locks.
 ///
 /// One per fan-out thread, used by that thread only (its owner keeps it in a `Mutex`). A
@@ -35,19 +36,19 @@ public struct BatchSender: ~Copyable {
         public var writer: Unmanaged<SocketWriter>
         public var offset: Int
         public var length: Int
+        /// The connection's slot in the ``TickGates`` passed to ``BatchSender/send(_:segments:gates:)``
+        /// (−1: none), and its tag there (``TickGates/tag(of:)``).
+        public var slot: Int
+        public var tag: UInt64
 
-        public init(writer: Unmanaged<SocketWriter>, offset: Int, length: Int) {
+        public init(writer: Unmanaged<SocketWriter>, offset: Int, length: Int, slot: Int = -1, tag: UInt64 = 0) {
             self.writer = writer
             self.offset = offset
             self.length = length
+            self.slot = slot
+            self.tag = tag
         }
     }
-
-    /// How many writers ahead the claim and landing loops ask for the next writer's cache
-    /// lines: each writer is reached cold once per vsync (the kernel's sends in between
-    /// evict it), and its lock's atomic waits for the line; with the line requested a few
-    /// writers earlier, it is there when the lock is taken.
-    static let prefetchDistance = 8
 
     /// The path in use.
     public let path: Path
@@ -59,6 +60,8 @@ public struct BatchSender: ~Copyable {
     private let ring: SendRing?
     // Scratch arrays reused from batch to batch (the owner thread only).
     private var claimed: [Int] = []
+    /// Per claimed segment: the gate word as claimed without the writer (0: claimed through the writer).
+    private var gateWords: [UInt64] = []
     private var descriptors: [Int32] = []
     private var offsets: [UInt32] = []
     private var lengths: [UInt32] = []
@@ -89,16 +92,27 @@ public struct BatchSender: ~Copyable {
     /// its lines at once (bytes queued, a reply in progress, not a socket) gets them through
     /// ``SocketWriter/writeTicks(_:)``; a closed one drops them. Every segment's writer
     /// must stay alive until this returns.
-    public mutating func send(_ bytes: ByteBuffer, segments: [Segment]) {
+    /// - Parameter gates: the table the segments' `slot`s index; a connection whose word
+    ///   allows it is claimed and landed there, without its writer being touched.
+    public mutating func send(_ bytes: ByteBuffer, segments: [Segment], gates: TickGates? = nil) {
         precondition(UInt32(exactly: bytes.readableBytes) != nil, "a batch above 4 GiB")
         claimed.removeAll(keepingCapacity: true)
+        gateWords.removeAll(keepingCapacity: true)
         descriptors.removeAll(keepingCapacity: true)
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         fixed.removeAll(keepingCapacity: true)
         for index in segments.indices {
-            if index + Self.prefetchDistance < segments.count {
-                SocketWriter.prefetchTickFields(of: segments[index + Self.prefetchDistance].writer)
+            if let gates, let (descriptor, word) = gates.claim(
+                slot: segments[index].slot, tag: segments[index].tag, needsRegistration: ring != nil
+            ) {
+                fixed.append(ring != nil ? 1 : 0)
+                claimed.append(index)
+                gateWords.append(word)
+                descriptors.append(descriptor)
+                offsets.append(UInt32(truncatingIfNeeded: segments[index].offset))  // < readableBytes ≤ UInt32.max
+                lengths.append(UInt32(truncatingIfNeeded: segments[index].length))
+                continue
             }
             let writer = segments[index].writer
             switch writer._withUnsafeGuaranteedRef({ $0.claimForTicks() }) {
@@ -110,6 +124,7 @@ public struct BatchSender: ~Copyable {
                 }
                 fixed.append(isFixed ? 1 : 0)
                 claimed.append(index)
+                gateWords.append(0)
                 descriptors.append(descriptor)
                 offsets.append(UInt32(truncatingIfNeeded: segments[index].offset))  // < readableBytes ≤ UInt32.max
                 lengths.append(UInt32(truncatingIfNeeded: segments[index].length))
@@ -143,22 +158,33 @@ public struct BatchSender: ~Copyable {
                     }
                 }
                 for (slot, index) in claimed.enumerated() {
-                    if slot + Self.prefetchDistance < claimed.count {
-                        SocketWriter.prefetchTickFields(of: segments[claimed[slot + Self.prefetchDistance]].writer)
-                    }
                     let segment = segments[index]
-                    let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
                     let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length)
-                    segment.writer._withUnsafeGuaranteedRef { $0.landTicks(outcome, of: lines) }
+                    land(outcome, segment: segment, gateWord: gateWords[slot], gates: gates, base: base)
                 }
             } else {
                 for (slot, index) in claimed.enumerated() {
                     let segment = segments[index]
                     let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
-                    segment.writer._withUnsafeGuaranteedRef { $0.landTicks(SystemCall.send(descriptors[slot], lines), of: lines) }
+                    land(SystemCall.send(descriptors[slot], lines), segment: segment, gateWord: gateWords[slot], gates: gates, base: base)
                 }
             }
         }
+    }
+}
+
+extension BatchSender {
+    /// Ends one segment's claim: a whole send claimed through the gate ends there, unless
+    /// the writer changed the word meanwhile; anything else lands through the writer.
+    @inline(__always)
+    private func land(
+        _ outcome: SystemCall.SendOutcome, segment: Segment, gateWord: UInt64, gates: TickGates?, base: UnsafeRawBufferPointer
+    ) {
+        if gateWord != 0, case .complete = outcome, let gates, gates.landIfUnchanged(slot: segment.slot, claimed: gateWord) {
+            return
+        }
+        let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
+        segment.writer._withUnsafeGuaranteedRef { $0.landTicks(outcome, of: lines) }
     }
 }
 

@@ -115,15 +115,48 @@ public final class SocketWriter: Sendable {
     private let observer: Observer
     /// Queued bytes above which the connection counts as unwritable.
     public let highWater: Int
+    /// The connection's word in the fan-out's table (``TickGates``): with one, a fan-out
+    /// thread claims the socket through the word while ``TickGates/open`` is set, without
+    /// this writer's lock, and the claim's in-flight mark lives there instead of in `State`.
+    private let gate: TickGate?
 
     /// A writer for `destination`.
     /// - Parameters:
     ///   - highWater: queued bytes above which ``Observer/writabilityChanged`` reports `false`;
     ///     it reports `true` again when the queue is empty.
-    public init(destination: Destination, highWater: Int, observer: Observer = Observer()) {
+    ///   - gate: the connection's word in the fan-out's table, if it has one (a socket only).
+    public init(destination: Destination, highWater: Int, gate: TickGate? = nil, observer: Observer = Observer()) {
         self.state = Mutex(State(destination: destination))
         self.highWater = highWater
         self.observer = observer
+        if case .socket(let descriptor) = destination, let gate {
+            self.gate = gate
+            gate.install(descriptor: descriptor)
+            gate.reopen()
+        } else {
+            self.gate = nil
+        }
+    }
+
+    /// Whether a fan-out claim of the socket is in flight (through the gate or the lock).
+    private func isInFlight(_ state: borrowing State) -> Bool {
+        gate?.isInFlight ?? state.ticksInFlight
+    }
+
+    /// Before the writer sends or closes the descriptor itself: stops unlocked claims.
+    /// - Returns: whether a claim is in flight (then the writer must queue or defer).
+    private func stopUnlockedClaims(_ state: borrowing State) -> Bool {
+        guard let gate else { return state.ticksInFlight }
+        return gate.close()
+    }
+
+    /// Allows unlocked claims again if nothing stands in their way: a socket, not failed,
+    /// nothing queued, no reply in progress (and no claim in flight: its landing reopens).
+    private func reopenIfIdle(_ state: borrowing State) {
+        guard let gate, case .socket? = state.destination, !state.failed, state.repliesInProgress == 0,
+            (state.queue?.readableBytes ?? 0) == 0
+        else { return }
+        gate.reopen()
     }
 
     /// Whether the queue is below the high-water mark.
@@ -152,10 +185,13 @@ public final class SocketWriter: Sendable {
             sink(bytes)
             return .sent
         case .socket(let descriptor):
-            if !state.ticksInFlight && (state.queue == nil || state.queue!.readableBytes == 0) {
+            let inFlight = stopUnlockedClaims(state)
+            if !inFlight && (state.queue == nil || state.queue!.readableBytes == 0) {
                 let outcome = bytes.withUnsafeReadableBytes { SystemCall.send(descriptor, $0) }
                 switch outcome {
-                case .complete: return .sent
+                case .complete:
+                    reopenIfIdle(state)
+                    return .sent
                 case .failed:
                     state.failed = true
                     return .discarded
@@ -203,7 +239,10 @@ public final class SocketWriter: Sendable {
 
     /// A request's handling starts: ticks written from now on wait for its reply.
     public func beginReply() {
-        state.withLock { $0.repliesInProgress += 1 }
+        state.withLock { state in
+            state.repliesInProgress += 1
+            _ = stopUnlockedClaims(state)  // one in flight lands first: its lines precede the reply
+        }
     }
 
     /// The request's reply (`nil`: a notification, nothing to answer): writes it, then the
@@ -212,9 +251,12 @@ public final class SocketWriter: Sendable {
         state.withLock { state in
             if let reply { _ = write(reply, state: &state) }
             state.repliesInProgress -= 1
-            guard state.repliesInProgress == 0, let held = state.heldTicks else { return }
-            state.heldTicks = nil
-            if held.readableBytes > 0 { _ = write(held, state: &state) }
+            guard state.repliesInProgress == 0 else { return }
+            if let held = state.heldTicks {
+                state.heldTicks = nil
+                if held.readableBytes > 0 { _ = write(held, state: &state) }
+            }
+            reopenIfIdle(state)
         }
     }
 
@@ -226,7 +268,7 @@ public final class SocketWriter: Sendable {
     }
 
     private func flush(state: inout State) -> Bool {
-        if state.ticksInFlight { return false }  // the landing flushes
+        if isInFlight(state) { return false }  // the landing flushes
         guard case .socket(let descriptor)? = state.destination, !state.failed, (state.queue?.readableBytes ?? 0) > 0
         else { return true }
         // The queue is changed in place (`state.queue!`), never through a copy: a copy would
@@ -253,6 +295,7 @@ public final class SocketWriter: Sendable {
             drained()
         }
         if empty {
+            reopenIfIdle(state)
             if !state.writable {
                 state.writable = true
                 observer.writabilityChanged(true)
@@ -279,41 +322,34 @@ public final class SocketWriter: Sendable {
     }
 
     /// Claims the socket for this vsync's tick lines, to be sent outside the lock (see
-    /// the type's invariants). The caller must call ``landTicks(_:of:)`` once for every
-    /// `.socket` claim; while one is in flight, another claim is answered `.indirect`.
+    /// the type's invariants), when the unlocked claim through the writer's gate
+    /// (``TickGates/claim(slot:tag:needsRegistration:)``) is not possible. The caller must
+    /// call ``landTicks(_:of:)`` once for every `.socket` claim; while one is in flight,
+    /// another claim is answered `.indirect`.
     public func claimForTicks() -> TickClaim {
         state.withLock { state in
             guard let destination = state.destination, !state.failed else { return .closed }
-            guard case .socket(let descriptor) = destination, !state.ticksInFlight, state.repliesInProgress == 0,
+            guard case .socket(let descriptor) = destination, !isInFlight(state), state.repliesInProgress == 0,
                 (state.queue?.readableBytes ?? 0) == 0
             else { return .indirect }
-            state.ticksInFlight = true
+            if let gate { gate.beginSend() } else { state.ticksInFlight = true }
             return .socket(descriptor, registered: state.registeredIn != nil)
         }
     }
 
-    /// Asks the CPU for the cache lines of `writer` that ``claimForTicks()`` and
-    /// ``landTicks(_:of:)`` touch, without waiting for them (nor touching the object): its
-    /// first ``tickPathBytes`` bytes (two or three lines, as the allocator places it).
-    static func prefetchTickFields(of writer: Unmanaged<SocketWriter>) {
-        cframerated_prefetch_for_write(writer.toOpaque(), tickPathBytes)
-    }
-
-    /// The bytes from the start of the object that hold every field the tick path reads:
-    /// the header, the lock, and `State` up to `queue`.
-    static let tickPathBytes = 128
-
     /// The claimed descriptor was put in `ring`'s file table: empty the slot before closing it.
     func noteRegistered(in ring: SendRing) {
         state.withLock { state in
-            precondition(state.ticksInFlight, "noteRegistered outside a claim")
+            precondition(isInFlight(state), "noteRegistered outside a claim")
             state.registeredIn = ring
+            gate?.markRegistered()
         }
     }
 
     /// Closes the descriptor, first emptying its slot in a ring's file table (whose own
-    /// reference to the socket would keep the connection open).
-    private static func release(_ descriptor: Int32, state: inout State) {
+    /// reference to the socket would keep the connection open), and its gate.
+    private func release(_ descriptor: Int32, state: inout State) {
+        gate?.release()
         state.registeredIn?.unregister(descriptor)
         state.registeredIn = nil
         SystemCall.close(descriptor)
@@ -321,14 +357,22 @@ public final class SocketWriter: Sendable {
 
     /// What the send of a claimed socket did with `bytes` (the lines it offered): queues the
     /// unsent remainder ahead of anything written meanwhile, flushes, and carries out a
-    /// ``close()`` that came while the send was in flight.
+    /// ``close()`` that came while the send was in flight. For a claim through the gate,
+    /// the landing the fan-out could not make alone (``TickGates/landIfUnchanged(slot:claimed:)``).
     public func landTicks(_ outcome: SystemCall.SendOutcome, of bytes: UnsafeRawBufferPointer) {
         state.withLock { state in
-            precondition(state.ticksInFlight, "landTicks without claimForTicks")
-            state.ticksInFlight = false
+            precondition(isInFlight(state), "landTicks without a claim")
+            if let gate {
+                // Closed before the mark is cleared: a remainder queued below must not be
+                // overtaken by an unlocked claim. Reopened at the end if nothing is queued.
+                _ = gate.close()
+                gate.endSend()
+            } else {
+                state.ticksInFlight = false
+            }
             if let descriptor = state.closeAfterLanding {
                 state.closeAfterLanding = nil
-                Self.release(descriptor, state: &state)
+                release(descriptor, state: &state)
                 return
             }
             guard case .socket(let descriptor)? = state.destination, !state.failed else { return }
@@ -352,6 +396,7 @@ public final class SocketWriter: Sendable {
                 state.drained = nil
                 drained()
             }
+            reopenIfIdle(state)
         }
     }
 
@@ -361,7 +406,7 @@ public final class SocketWriter: Sendable {
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
             let queued = state.queue?.readableBytes ?? 0
-            if (queued == 0 && !state.ticksInFlight) || state.failed || state.destination == nil { return true }
+            if (queued == 0 && !isInFlight(state)) || state.failed || state.destination == nil { return true }
             state.drained = body
             return false
         }
@@ -376,10 +421,10 @@ public final class SocketWriter: Sendable {
             state.queue = nil
             if case .socket(let descriptor) = destination {
                 observer.closing(descriptor)
-                if state.ticksInFlight {
+                if stopUnlockedClaims(state) {
                     state.closeAfterLanding = descriptor  // still being sent on: released by landTicks
                 } else {
-                    Self.release(descriptor, state: &state)
+                    release(descriptor, state: &state)
                 }
             }
         }

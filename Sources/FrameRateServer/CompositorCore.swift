@@ -146,7 +146,9 @@ package final class CompositorCore {
         owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination, adopted: Bool
     ) -> Session {
         let writer = SocketWriter(
-            destination: destination, highWater: configuration.limits.outboundHighWater, observer: writerObserver(of: owner)
+            destination: destination, highWater: configuration.limits.outboundHighWater,
+            gate: shared.gates.gate(slot: OwnerTable<Session>.slot(of: owner), tag: TickGates.tag(of: owner.rawValue >> 32)),
+            observer: writerObserver(of: owner)
         )
         let session = Session(
             owner: owner, peer: peer, context: context, writer: writer, destination: destination, isPrivileged: isPrivileged(peer)

@@ -112,7 +112,7 @@ public final class FrameRateServer: Service, Sendable {
 
         let shared = SharedModel(
             CompositorCore.initialState(configuration: configuration, start: now(), watchdogInterval: hooks.watchdogInterval),
-            waiter: try EventWaiter()
+            waiter: try EventWaiter(), connections: configuration.limits.connections
         )
         let bound = try await eventLoop.submit {
             let core = CompositorCore(configuration: configuration, shared: shared, eventLoop: eventLoop, logger: logger, now: now)

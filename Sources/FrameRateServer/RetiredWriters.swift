@@ -1,4 +1,4 @@
-package import FrameRatePosix
+import FrameRatePosix
 
 /// Writers of closed connections that a tick batch built before the close may still name.
 ///

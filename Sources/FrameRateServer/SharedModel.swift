@@ -70,11 +70,15 @@ package final class SharedModel: Sendable {
     package let waiter: EventWaiter
     /// The running traces' records (its own lock).
     let tracer: TraceRecorder
+    /// Each connection's word for unlocked tick claims, by slot (atomic words, no lock).
+    package let gates: TickGates
 
-    package init(_ state: DaemonState, waiter: EventWaiter, tracer: TraceRecorder = TraceRecorder()) {
+    /// - Parameter connections: the most connections served at once (the slots of ``gates``).
+    package init(_ state: DaemonState, waiter: EventWaiter, connections: Int, tracer: TraceRecorder = TraceRecorder()) {
         self.state = Mutex(state)
         self.waiter = waiter
         self.tracer = tracer
+        self.gates = TickGates(capacity: connections)
     }
 
     /// Reads the state (no change, no wake-up).

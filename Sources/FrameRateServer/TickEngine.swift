@@ -51,10 +51,13 @@ package final class TickEngine: Sendable {
         /// batch has been sent (``DaemonState/removeWriter(of:)``). A retain per connection
         /// and vsync was the first touch of a cold object, under the model lock.
         let writer: Unmanaged<SocketWriter>
-        /// The connection's slot in ``DaemonState/writers``: where the fan-out thread keeps
-        /// what it needs of the connection per vsync, beside the other connections'.
-        let connection: UInt32
+        /// The connection: its slot in ``DaemonState/writers`` (where the fan-out keeps what
+        /// it needs of the connection, beside the other connections') and its tag in ``TickGates``.
+        let owner: OwnerID
         let fields: UInt32
+
+        /// The connection's slot in ``DaemonState/writers`` and ``SharedModel/gates``.
+        var connection: Int { OwnerTable<SocketWriter>.slot(of: owner) }
     }
 
     /// One vsync's deliveries for one shard, with the shared field segments they index.
@@ -78,9 +81,9 @@ package final class TickEngine: Sendable {
         self.shared = shared
         self.events = events
         var helpers: [FanOutHelper] = []
-        for _ in 1..<max(1, workers) { helpers.append(try FanOutHelper(sendPath: sendPath)) }
+        for _ in 1..<max(1, workers) { helpers.append(try FanOutHelper(sendPath: sendPath, gates: shared.gates)) }
         self.helpers = helpers
-        self.outbox = Mutex(TickOutbox(path: sendPath))
+        self.outbox = Mutex(TickOutbox(path: sendPath, gates: shared.gates))
     }
 
     /// The send path in use, and why io_uring is not if it was asked for.
@@ -226,8 +229,8 @@ package final class TickEngine: Sendable {
             let connection = OwnerTable<SocketWriter>.slot(of: tick.owner)
             shards[shards.count == 1 ? 0 : connection % shards.count].deliveries.append(
                 Delivery(
-                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer,
-                    connection: UInt32(truncatingIfNeeded: connection), fields: UInt32(truncatingIfNeeded: base + last)
+                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer, owner: tick.owner,
+                    fields: UInt32(truncatingIfNeeded: base + last)
                 )
             )
         }
@@ -248,9 +251,9 @@ final class FanOutHelper: Sendable {
     /// thread could not be started).
     private let outbox: Mutex<TickOutbox>
 
-    init(sendPath: BatchSender.Path) throws(PosixError) {
+    init(sendPath: BatchSender.Path, gates: TickGates?) throws(PosixError) {
         waiter = try EventWaiter()
-        outbox = Mutex(TickOutbox(path: sendPath))
+        outbox = Mutex(TickOutbox(path: sendPath, gates: gates))
     }
 
     /// Set when the helper's thread could not be started: ``submit(_:number:)`` sends at once.

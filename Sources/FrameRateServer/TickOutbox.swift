@@ -30,8 +30,12 @@ struct TickOutbox: ~Copyable {
     /// written, evicted and read back from memory, and evicted the writers on its way.
     static let chunkBytes = 16 * 1024
 
-    init(path: BatchSender.Path) {
+    /// The connections' words for unlocked claims (``TickGates``), indexed by slot.
+    private let gates: TickGates?
+
+    init(path: BatchSender.Path, gates: TickGates?) {
         sender = BatchSender(preferred: path)
+        self.gates = gates
     }
 
     /// Encodes `batch` and sends each connection's lines. The deliveries' writers must be
@@ -44,7 +48,7 @@ struct TickOutbox: ~Copyable {
         next.append(contentsOf: repeatElement(-1, count: batch.deliveries.count))
         for index in batch.deliveries.indices {
             // A slot of ``DaemonState/writers`` that held the writer: bounded by the table.
-            let connection = Int(batch.deliveries[index].connection)
+            let connection = batch.deliveries[index].connection
             if connection >= gatheredIn.count {
                 gatheredIn.append(contentsOf: repeatElement(0, count: connection + 1 - gatheredIn.count))
                 chainOf.append(contentsOf: repeatElement(0, count: connection + 1 - chainOf.count))
@@ -64,7 +68,7 @@ struct TickOutbox: ~Copyable {
         batch.fields.withUnsafeBufferPointer { fields in
             for chain in chains {
                 if lines.readableBytes >= Self.chunkBytes {
-                    sender.send(lines, segments: segments)
+                    sender.send(lines, segments: segments, gates: gates)
                     lines.clear()
                     segments.removeAll(keepingCapacity: true)
                 }
@@ -78,11 +82,15 @@ struct TickOutbox: ~Copyable {
                     TickLineEncoder.write(link: link, sequence: sequence, skipped: skipped, shared: fields[shared], into: &lines)
                     index = next[index]
                 }
+                let owner = batch.deliveries[chain.first].owner
                 segments.append(
-                    BatchSender.Segment(writer: batch.deliveries[chain.first].writer, offset: start, length: lines.readableBytes - start)
+                    BatchSender.Segment(
+                        writer: batch.deliveries[chain.first].writer, offset: start, length: lines.readableBytes - start,
+                        slot: OwnerTable<SocketWriter>.slot(of: owner), tag: TickGates.tag(of: owner.rawValue >> 32)
+                    )
                 )
             }
         }
-        if !segments.isEmpty { sender.send(lines, segments: segments) }
+        if !segments.isEmpty { sender.send(lines, segments: segments, gates: gates) }
     }
 }

@@ -52,7 +52,7 @@ package final class ServerHarness {
         self.watchdogPings = pings
         shared = SharedModel(
             CompositorCore.initialState(configuration: configuration, start: start, watchdogInterval: watchdogInterval),
-            waiter: try! EventWaiter()
+            waiter: try! EventWaiter(), connections: configuration.limits.connections
         )
         core = CompositorCore(configuration: configuration, shared: shared, eventLoop: loop, logger: logger, now: { clock.now })
         let bound = NIOLoopBound(core, eventLoop: loop)

@@ -1,3 +1,4 @@
+import FrameRateModel
 import FrameRatePosix
 @testable import FrameRateServer
 import FrameRateProtocol
@@ -22,7 +23,7 @@ import Testing
                 callbackRate: 120, allocator: ByteBufferAllocator()
             )
             let delivery = TickEngine.Delivery(
-                link: 7, sequence: 41, skipped: 0, writer: .passUnretained(writer), connection: 0, fields: 0
+                link: 7, sequence: 41, skipped: 0, writer: .passUnretained(writer), owner: OwnerID(rawValue: 1 << 32 | 1), fields: 0
             )
             batch = TickEngine.Batch(deliveries: [delivery], fields: [fields])
         }
@@ -43,7 +44,7 @@ import Testing
     @Test func withoutItsThreadAHelperSendsOnTheSubmittingThread() throws {
         let connection = try Connection()
         defer { connection.close() }
-        let helper = try FanOutHelper(sendPath: .sendCalls)
+        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil)
         helper.sendOnSubmittingThread()
         helper.submit(connection.batch, number: 1)
         #expect(helper.sentThrough == .max)  // nothing left unsent
@@ -59,7 +60,7 @@ import Testing
     @Test func withItsThreadNotYetRunningTheTicksWaitForIt() throws {
         let connection = try Connection()
         defer { connection.close() }
-        let helper = try FanOutHelper(sendPath: .sendCalls)
+        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil)
         #expect(helper.sentThrough == .max)  // nothing submitted
         helper.submit(connection.batch, number: 3)
         // Queued for the helper's thread, which nobody started: nothing on the socket yet,

@@ -1,3 +1,4 @@
+import FrameRateModel
 import FrameRatePosix
 @testable import FrameRateServer
 import FrameRateProtocol
@@ -5,50 +6,127 @@ import NIOCore
 import Testing
 
 /// `TickOutbox` over real socket pairs: a batch larger than one chunk of lines still gives
-/// every connection its own lines, whole, in order, each connection's in one piece.
+/// every connection its own lines, whole, in order, each connection's in one piece, on
+/// both send paths, with the connections' words in ``TickGates`` or without.
 @Suite struct TickOutboxTests {
-    @Test(arguments: BatchSender.Path.allCases)
-    func aBatchOfSeveralChunksReachesEveryConnectionWithItsOwnLines(path: BatchSender.Path) throws {
-        let connections = 120
-        let sockets = try (0..<connections).map { _ in try SystemCall.socketPair() }
-        let writers = sockets.map { SocketWriter(destination: .socket($0.0), highWater: 1 << 20) }
-        defer {
+    struct Connections {
+        let sockets: [(Int32, Int32)]
+        let writers: [SocketWriter]
+        let gates: TickGates?
+
+        init(count: Int, gated: Bool) throws {
+            sockets = try (0..<count).map { _ in try SystemCall.socketPair() }
+            let gates = gated ? TickGates(capacity: count) : nil
+            writers = sockets.enumerated().map { slot, socket in
+                SocketWriter(
+                    destination: .socket(socket.0), highWater: 1 << 20,
+                    gate: gates?.gate(slot: slot, tag: TickGates.tag(of: Self.generation))
+                )
+            }
+            self.gates = gates
+        }
+
+        static let generation: UInt64 = 5
+
+        /// Two links per connection, interleaved as a display's report lists them.
+        func batch() -> TickEngine.Batch {
+            let fields = TickLineEncoder.sharedFields(
+                timestamp: 2_000_000_000, targetTimestamp: 2_008_333_333, duration: 8_333_333, refreshRate: 120,
+                callbackRate: 120, allocator: ByteBufferAllocator()
+            )
+            var deliveries: [TickEngine.Delivery] = []
+            for round in 0..<2 {
+                for (slot, writer) in writers.enumerated() {
+                    deliveries.append(
+                        TickEngine.Delivery(
+                            link: UInt64(slot * 2 + round + 1), sequence: 9, skipped: 0, writer: .passUnretained(writer),
+                            owner: OwnerID(rawValue: Self.generation << 32 | UInt64(slot + 1)), fields: 0
+                        ))
+                }
+            }
+            return TickEngine.Batch(deliveries: deliveries, fields: [fields])
+        }
+
+        /// The links of the lines waiting on connection `slot`'s socket (each line whole).
+        func receivedLinks(_ slot: Int) -> [UInt64] {
+            var chunk = [UInt8](repeating: 0, count: 8192)
+            let count = chunk.withUnsafeMutableBytes { SystemCall.read(sockets[slot].1, into: $0) } ?? 0
+            guard count > 0, chunk[count - 1] == UInt8(ascii: "\n") else { return [] }
+            return chunk[..<count].split(separator: UInt8(ascii: "\n")).compactMap { line in
+                Array(line).withUnsafeBytes { TickLineScanner.scan($0)?.link }
+            }
+        }
+
+        func close() {
             for writer in writers { writer.close() }
             for socket in sockets { SystemCall.close(socket.1) }
         }
-        let fields = TickLineEncoder.sharedFields(
-            timestamp: 2_000_000_000, targetTimestamp: 2_008_333_333, duration: 8_333_333, refreshRate: 120,
-            callbackRate: 120, allocator: ByteBufferAllocator()
-        )
-        // Two links per connection, interleaved as a display's report lists them.
-        var deliveries: [TickEngine.Delivery] = []
-        for round in 0..<2 {
-            for (slot, writer) in writers.enumerated() {
-                deliveries.append(
-                    TickEngine.Delivery(
-                        link: UInt64(slot * 2 + round + 1), sequence: 9, skipped: 0, writer: .passUnretained(writer),
-                        connection: UInt32(slot), fields: 0
-                    ))
+    }
+
+    static let cases: [(BatchSender.Path, Bool)] = BatchSender.Path.allCases.flatMap { [($0, false), ($0, true)] }
+
+    @Test(arguments: cases)
+    func aBatchOfSeveralChunksReachesEveryConnectionWithItsOwnLines(path: BatchSender.Path, gated: Bool) throws {
+        let connections = try Connections(count: 120, gated: gated)
+        defer { connections.close() }
+        var outbox = TickOutbox(path: path, gates: connections.gates)
+        let batch = connections.batch()
+        #expect(connections.writers.count * 2 * 200 > TickOutbox.chunkBytes)  // more than one chunk
+        // Three vsyncs: the first registers each descriptor (through its writer), the later
+        // ones go through the gates where there are some.
+        for number in 1...3 {
+            outbox.send(batch, number: UInt64(number))
+            for slot in connections.writers.indices {
+                #expect(connections.receivedLinks(slot) == [UInt64(slot * 2 + 1), UInt64(slot * 2 + 2)])
             }
         }
-        let batch = TickEngine.Batch(deliveries: deliveries, fields: [fields])
-        var outbox = TickOutbox(path: path)
+        for writer in connections.writers { #expect(writer.queuedBytes == 0) }
+    }
+
+    @Test(arguments: BatchSender.Path.allCases)
+    func aReplyInProgressHoldsTheTicksEvenWhenTheGateWasOpen(path: BatchSender.Path) throws {
+        let connections = try Connections(count: 2, gated: true)
+        defer { connections.close() }
+        var outbox = TickOutbox(path: path, gates: connections.gates)
+        let batch = connections.batch()
         outbox.send(batch, number: 1)
-        // More than one chunk of lines went out.
-        #expect(connections * 2 * 200 > TickOutbox.chunkBytes)
-        for (slot, socket) in sockets.enumerated() {
-            var chunk = [UInt8](repeating: 0, count: 8192)
-            let count = chunk.withUnsafeMutableBytes { SystemCall.read(socket.1, into: $0) } ?? 0
-            let lines = chunk[..<max(0, count)].split(separator: UInt8(ascii: "\n"))
-            #expect(lines.count == 2)
-            #expect(chunk[max(0, count - 1)] == UInt8(ascii: "\n"))
-            let links = lines.compactMap { line in Array(line).withUnsafeBytes { TickLineScanner.scan($0)?.link } }
-            #expect(links == [UInt64(slot * 2 + 1), UInt64(slot * 2 + 2)])
-        }
-        // A second vsync's batch is gathered afresh (the per-slot chains of batch 1 are not reused).
+        _ = (connections.receivedLinks(0), connections.receivedLinks(1))
+        connections.writers[0].beginReply()
         outbox.send(batch, number: 2)
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        let count = chunk.withUnsafeMutableBytes { SystemCall.read(sockets[7].1, into: $0) } ?? 0
-        #expect(chunk[..<max(0, count)].split(separator: UInt8(ascii: "\n")).count == 2)
+        #expect(connections.receivedLinks(0).isEmpty)  // held for the reply
+        #expect(connections.receivedLinks(1) == [3, 4])
+        connections.writers[0].endReply(nil)
+        #expect(connections.receivedLinks(0) == [1, 2])
+        // And the gate opens again: the next vsync goes straight out.
+        outbox.send(batch, number: 3)
+        #expect(connections.receivedLinks(0) == [1, 2])
+    }
+
+    @Test func aClosedConnectionsNewerNeighbourInTheSameSlotGetsNoneOfItsTicks() throws {
+        let gates = TickGates(capacity: 1)
+        let (oldWriting, oldReading) = try SystemCall.socketPair()
+        let (newWriting, newReading) = try SystemCall.socketPair()
+        defer {
+            SystemCall.close(oldReading)
+            SystemCall.close(newReading)
+        }
+        let old = SocketWriter(destination: .socket(oldWriting), highWater: 1 << 20, gate: gates.gate(slot: 0, tag: TickGates.tag(of: 1)))
+        old.close()
+        let new = SocketWriter(destination: .socket(newWriting), highWater: 1 << 20, gate: gates.gate(slot: 0, tag: TickGates.tag(of: 2)))
+        defer { new.close() }
+        // A batch built before the close still names the old connection, in the same slot.
+        var sender = BatchSender(preferred: .sendCalls)
+        let line = "old\n"
+        withExtendedLifetime(old) {
+            sender.send(
+                ByteBuffer(string: line),
+                segments: [BatchSender.Segment(writer: .passUnretained(old), offset: 0, length: 4, slot: 0, tag: TickGates.tag(of: 1))],
+                gates: gates
+            )
+        }
+        var chunk = [UInt8](repeating: 0, count: 64)
+        let count = chunk.withUnsafeMutableBytes { SystemCall.read(newReading, into: $0) } ?? 0
+        #expect(count <= 0)  // nothing for the new connection
+        #expect(new.write(ByteBuffer(string: "new\n")) == .sent)
     }
 }

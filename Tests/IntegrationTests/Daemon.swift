@@ -72,6 +72,17 @@ final class Daemon: Sendable {
     /// The daemon's log so far.
     var log: String { process.stderr }
 
+    /// Whether the log shows `text` within `timeout` (polled: the daemon may log a moment
+    /// after the reply that the test saw).
+    func logShows(_ text: String, within timeout: Duration = .seconds(5)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !log.contains(text) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
     /// Spawns the raw-socket Python client in `mode` against this daemon.
     func rawClient(_ mode: String, _ arguments: [String]) throws -> TestProcess {
         try TestProcess(

@@ -221,6 +221,6 @@ struct ReconnectTests {
         #expect(ticks.contains { $0.sequence == gap.sequence && $0.skipped >= 1 })
         #expect(ticks.filter { $0.sequence != gap.sequence }.reduce(0) { $0 + $1.skipped } <= 3)
         #expect(!framectl.stderr.contains("error"), "\(framectl.stderr)")
-        #expect(second.log.contains("released (invalidated)"))
+        #expect(await second.logShows("released (invalidated)"), "\(second.log)")
     }
 }

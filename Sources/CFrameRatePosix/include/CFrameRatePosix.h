@@ -115,15 +115,4 @@ int cframerated_pipe(int fds[2]);
  * it in a binary that links the Swift runtime statically. */
 void cframerated_set_global_enqueue_hook(void *hook);
 
-/* Asks the CPU to bring every cache line holding a byte of [address, address + length)
- * into its caches, meant for writing (`prefetchw` where the target has it, else a read
- * prefetch), and returns at once: a hint, which never faults. Inline, so that a Swift loop
- * can issue it a few iterations ahead of the objects it is about to lock. */
-static inline void cframerated_prefetch_for_write(const void *address, size_t length) {
-    const char *end = (const char *)address + length;
-    for (const char *line = (const char *)((uintptr_t)address & ~(uintptr_t)63); line < end; line += 64) {
-        __builtin_prefetch(line, 1, 3);
-    }
-}
-
 #endif

@@ -1,0 +1,108 @@
+import FrameRatePosix
+import NIOCore
+import Testing
+
+/// The unlocked claim through `TickGates` against a `SocketWriter` on a real socket pair:
+/// whatever the writer does while a claim is in flight (write, reply, close), the claimed
+/// lines come first, nothing is lost, and the descriptor outlives the send.
+@Suite struct TickGatesTests {
+    typealias Pair = SocketWriterTests.Pair
+
+    static let tag = TickGates.tag(of: 7)
+
+    struct Connection {
+        let pair: Pair
+        let gates = TickGates(capacity: 4)
+        let writer: SocketWriter
+
+        init() throws {
+            pair = try Pair(sendBuffer: 1 << 16)
+            writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20, gate: gates.gate(slot: 2, tag: TickGatesTests.tag))
+        }
+
+        /// Claims slot 2 without the writer, as the fan-out does, and sends `line` on the descriptor.
+        func claimAndSend(_ line: String) -> UInt64? {
+            guard let (descriptor, claimed) = gates.claim(slot: 2, tag: TickGatesTests.tag, needsRegistration: false) else { return nil }
+            #expect(descriptor == pair.writing)
+            let outcome = Array(line.utf8).withUnsafeBytes { SystemCall.send(descriptor, $0) }
+            #expect(outcome == .complete)
+            return claimed
+        }
+
+        func text() -> String { String(decoding: pair.drain(), as: UTF8.self) }
+    }
+
+    @Test func anIdleConnectionIsClaimedAndLandedWithoutItsWriter() throws {
+        let connection = try Connection()
+        defer { connection.writer.close() }
+        let claimed = try #require(connection.claimAndSend("tick 1\n"))
+        // While one claim is in flight, no other.
+        #expect(connection.gates.claim(slot: 2, tag: Self.tag, needsRegistration: false) == nil)
+        #expect(connection.gates.landIfUnchanged(slot: 2, claimed: claimed))
+        #expect(connection.claimAndSend("tick 2\n") != nil)
+        #expect(connection.text() == "tick 1\ntick 2\n")
+    }
+
+    @Test func anotherTagOrAnUnregisteredDescriptorIsNotClaimed() throws {
+        let connection = try Connection()
+        defer { connection.writer.close() }
+        #expect(connection.gates.claim(slot: 2, tag: TickGates.tag(of: 8), needsRegistration: false) == nil)
+        #expect(connection.gates.claim(slot: 2, tag: Self.tag, needsRegistration: true) == nil)
+        #expect(connection.gates.claim(slot: 1, tag: Self.tag, needsRegistration: false) == nil)
+        #expect(connection.gates.claim(slot: 9, tag: Self.tag, needsRegistration: false) == nil)  // beyond the table
+    }
+
+    @Test func aReplyWrittenDuringTheClaimFollowsTheClaimedLines() throws {
+        let connection = try Connection()
+        defer { connection.writer.close() }
+        let claimed = try #require(connection.claimAndSend("tick\n"))
+        #expect(connection.writer.write(ByteBuffer(string: "reply\n")) == .queued)
+        // The writer changed the word: the fan-out cannot land alone, and lands through it.
+        #expect(!connection.gates.landIfUnchanged(slot: 2, claimed: claimed))
+        Array("tick\n".utf8).withUnsafeBytes { connection.writer.landTicks(.complete, of: $0) }
+        #expect(connection.text() == "tick\nreply\n")
+        // Nothing queued any more: unlocked claims are allowed again.
+        #expect(connection.claimAndSend("next\n") != nil)
+    }
+
+    @Test func aReplyInProgressStopsClaimsUntilItEnds() throws {
+        let connection = try Connection()
+        defer { connection.writer.close() }
+        connection.writer.beginReply()
+        #expect(connection.gates.claim(slot: 2, tag: Self.tag, needsRegistration: false) == nil)
+        #expect(connection.writer.writeTicks(ByteBuffer(string: "tick\n")) == .queued)  // held
+        connection.writer.endReply(ByteBuffer(string: "reply\n"))
+        #expect(connection.text() == "reply\ntick\n")
+        #expect(connection.claimAndSend("next\n") != nil)
+    }
+
+    @Test func aCloseDuringTheClaimReleasesTheDescriptorOnlyAtTheLanding() throws {
+        let connection = try Connection()
+        defer { SystemCall.close(connection.pair.reading) }
+        let claimed = try #require(connection.claimAndSend("tick\n"))
+        connection.writer.close()
+        #expect(!BatchSenderTests.peerClosed(connection.pair))  // the descriptor is still open
+        #expect(!connection.gates.landIfUnchanged(slot: 2, claimed: claimed))
+        Array("tick\n".utf8).withUnsafeBytes { connection.writer.landTicks(.complete, of: $0) }
+        #expect(BatchSenderTests.peerClosed(connection.pair))
+        // The slot names no connection now.
+        #expect(connection.gates.claim(slot: 2, tag: Self.tag, needsRegistration: false) == nil)
+    }
+
+    @Test func aPartialSendQueuesItsRemainderAndStopsClaimsUntilItIsFlushed() throws {
+        let connection = try Connection()
+        defer { connection.writer.close() }
+        _ = try #require(connection.gates.claim(slot: 2, tag: Self.tag, needsRegistration: false))
+        // The kernel took 2 of the 5 bytes: the fan-out lands a partial send through the writer.
+        Array("ti".utf8).withUnsafeBytes { _ = SystemCall.send(connection.pair.writing, $0) }
+        Array("tick\n".utf8).withUnsafeBytes { connection.writer.landTicks(.partial(2), of: $0) }
+        // The remainder waits in the queue (for the socket to drain), and no unlocked
+        // claim may overtake it, nor a reply.
+        #expect(connection.writer.queuedBytes == 3)
+        #expect(connection.gates.claim(slot: 2, tag: Self.tag, needsRegistration: false) == nil)
+        #expect(connection.writer.write(ByteBuffer(string: "reply\n")) == .queued)
+        #expect(connection.writer.flush())
+        #expect(connection.text() == "tick\nreply\n")
+        #expect(connection.claimAndSend("next\n") != nil)
+    }
+}
