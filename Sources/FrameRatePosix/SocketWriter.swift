@@ -340,7 +340,9 @@ public final class SocketWriter: Sendable {
     /// The claimed descriptor was put in `ring`'s file table: empty the slot before closing it.
     func noteRegistered(in ring: SendRing) {
         state.withLock { state in
-            precondition(isInFlight(state), "noteRegistered outside a claim")
+            // With a gate, the claim's mark may already be gone from the word: a newer
+            // connection takes the slot as soon as this one is closed, even mid-send.
+            precondition(gate != nil || state.ticksInFlight, "noteRegistered outside a claim")
             state.registeredIn = ring
             gate?.markRegistered()
         }
@@ -361,7 +363,8 @@ public final class SocketWriter: Sendable {
     /// the landing the fan-out could not make alone (``TickGates/landIfUnchanged(slot:claimed:)``).
     public func landTicks(_ outcome: SystemCall.SendOutcome, of bytes: UnsafeRawBufferPointer) {
         state.withLock { state in
-            precondition(isInFlight(state), "landTicks without a claim")
+            // With a gate, the mark may be gone from the word (see `noteRegistered(in:)`).
+            precondition(gate != nil || state.ticksInFlight, "landTicks without a claim")
             if let gate {
                 // Closed before the mark is cleared: a remainder queued below must not be
                 // overtaken by an unlocked claim. Reopened at the end if nothing is queued.

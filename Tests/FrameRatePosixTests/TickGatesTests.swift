@@ -106,3 +106,25 @@ import Testing
         #expect(connection.claimAndSend("next\n") != nil)
     }
 }
+
+extension TickGatesTests {
+    @Test func aNewerConnectionTakingTheSlotMidSendLeavesTheOldLandingToFinishAlone() throws {
+        let old = try Connection()
+        defer { SystemCall.close(old.pair.reading) }
+        let claimed = try #require(old.claimAndSend("tick\n"))
+        old.writer.close()  // deferred: a claim is in flight
+        // A newer connection in the same slot, before the old send lands.
+        let newer = try Pair(sendBuffer: 1 << 16)
+        defer { SystemCall.close(newer.reading) }
+        let newerTag = TickGates.tag(of: 8)
+        let writer = SocketWriter(destination: .socket(newer.writing), highWater: 1 << 20, gate: old.gates.gate(slot: 2, tag: newerTag))
+        defer { writer.close() }
+        #expect(!old.gates.landIfUnchanged(slot: 2, claimed: claimed))
+        Array("tick\n".utf8).withUnsafeBytes { old.writer.landTicks(.complete, of: $0) }
+        #expect(BatchSenderTests.peerClosed(old.pair))  // the old descriptor closed at its landing
+        // The newer connection's word survived the old one's landing and release.
+        let (descriptor, word) = try #require(old.gates.claim(slot: 2, tag: newerTag, needsRegistration: false))
+        #expect(descriptor == newer.writing)
+        #expect(old.gates.landIfUnchanged(slot: 2, claimed: word))
+    }
+}
