@@ -102,8 +102,10 @@ public struct BatchSender: ~Copyable {
         offsets.removeAll(keepingCapacity: true)
         lengths.removeAll(keepingCapacity: true)
         fixed.removeAll(keepingCapacity: true)
+        // Bound once: an `if let` per segment would retain and release the table each time.
+        let gateTable = gates
         for index in segments.indices {
-            if let gates, let (descriptor, word) = gates.claim(
+            if let (descriptor, word) = gateTable?.claim(
                 slot: segments[index].slot, tag: segments[index].tag, needsRegistration: ring != nil
             ) {
                 fixed.append(ring != nil ? 1 : 0)

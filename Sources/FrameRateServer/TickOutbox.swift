@@ -23,6 +23,9 @@ struct TickOutbox: ~Copyable {
     /// than in each connection's writer, so gathering a vsync's lines touches no writer.
     private var gatheredIn: [UInt64] = []
     private var chainOf: [Int] = []
+    /// The batch's shared field segments, back to back, and where each lies.
+    private var shared = ByteBufferAllocator().buffer(capacity: 4096)
+    private var sharedRanges: [Range<Int>] = []
 
     /// Lines encoded before they are sent and the buffer is reused: small enough that the
     /// kernel copies them out of the cache they were just written to. One buffer for a
@@ -65,7 +68,16 @@ struct TickOutbox: ~Copyable {
         }
         lines.clear()
         segments.removeAll(keepingCapacity: true)
-        batch.fields.withUnsafeBufferPointer { fields in
+        shared.clear()
+        sharedRanges.removeAll(keepingCapacity: true)
+        for var fields in batch.fields {
+            let start = shared.readableBytes
+            shared.writeBuffer(&fields)
+            sharedRanges.append(start..<shared.readableBytes)
+        }
+        // A local copy (one retain per batch), read while `self.lines` is written.
+        let sharedBytes = shared
+        sharedBytes.withUnsafeReadableBytes { fields in
             for chain in chains {
                 if lines.readableBytes >= Self.chunkBytes {
                     sender.send(lines, segments: segments, gates: gates)
@@ -79,7 +91,10 @@ struct TickOutbox: ~Copyable {
                         batch.deliveries[index].link, batch.deliveries[index].sequence, batch.deliveries[index].skipped,
                         Int(batch.deliveries[index].fields)
                     )
-                    TickLineEncoder.write(link: link, sequence: sequence, skipped: skipped, shared: fields[shared], into: &lines)
+                    TickLineEncoder.write(
+                        link: link, sequence: sequence, skipped: skipped, shared: UnsafeRawBufferPointer(rebasing: fields[sharedRanges[shared]]),
+                        into: &lines
+                    )
                     index = next[index]
                 }
                 let owner = batch.deliveries[chain.first].owner

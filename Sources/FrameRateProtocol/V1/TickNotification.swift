@@ -132,18 +132,24 @@ public enum TickLineEncoder {
     /// not one per part (the 120 Hz hot path).
     public static func write(link: UInt64, sequence: UInt64, skipped: UInt64, shared: ByteBuffer, into buffer: inout ByteBuffer) {
         shared.withUnsafeReadableBytes { shared in
-            // Each decimal is at most 20 digits (UInt64.max).
-            let room = prefix.utf8CodeUnitCount + sequenceKey.utf8CodeUnitCount + suffix.utf8CodeUnitCount + shared.count + 3 * 20
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
-                var at = copy(prefix, to: out, at: 0)
-                at = writeDecimal(link, to: out, at: at)
-                at = copy(sequenceKey, to: out, at: at)
-                at = writeDecimal(sequence, to: out, at: at)
-                out.baseAddress!.advanced(by: at).copyMemory(from: shared.baseAddress!, byteCount: shared.count)
-                at += shared.count
-                at = writeDecimal(skipped, to: out, at: at)
-                return copy(suffix, to: out, at: at)
-            }
+            write(link: link, sequence: sequence, skipped: skipped, shared: shared, into: &buffer)
+        }
+    }
+
+    /// ``write(link:sequence:skipped:shared:into:)`` with the shared segment's bytes in
+    /// place (the fan-out writes many lines from one segment: no reference to retain per line).
+    public static func write(link: UInt64, sequence: UInt64, skipped: UInt64, shared: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        // Each decimal is at most 20 digits (UInt64.max).
+        let room = prefix.utf8CodeUnitCount + sequenceKey.utf8CodeUnitCount + suffix.utf8CodeUnitCount + shared.count + 3 * 20
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
+            var at = copy(prefix, to: out, at: 0)
+            at = writeDecimal(link, to: out, at: at)
+            at = copy(sequenceKey, to: out, at: at)
+            at = writeDecimal(sequence, to: out, at: at)
+            if let source = shared.baseAddress { out.baseAddress!.advanced(by: at).copyMemory(from: source, byteCount: shared.count) }
+            at += shared.count
+            at = writeDecimal(skipped, to: out, at: at)
+            return copy(suffix, to: out, at: at)
         }
     }
 
