@@ -30,6 +30,12 @@ import CFrameRatePosix
 ///   flush waits for the landing, and a close defers releasing the descriptor to the landing;
 ///   the landing puts an unsent remainder at the head of the queue. So order, whole lines and
 ///   no-write-after-close hold across the unlocked send too.
+/// - **Claims without the lock.** A writer with a gate (its word in ``TickGates``) lets the
+///   fan-out claim and land through the word alone while it is ``TickGates/open``: nothing
+///   queued, no reply in progress, not closed. Before the writer sends or closes the
+///   descriptor itself it clears `open` and learns, in the same atomic step, whether a
+///   claim is in flight; if one is, it queues (or defers the close) exactly as for a claim
+///   through the lock, and that landing comes through ``landTicks(_:of:)``.
 public final class SocketWriter: Sendable {
 
     /// Where the bytes go.
@@ -72,12 +78,11 @@ public final class SocketWriter: Sendable {
         case discarded
     }
 
-    /// The fields the tick path reads (``claimForTicks()``, ``landTicks(_:of:)``) come
-    /// first, so that with the lock before them they lie in the object's first
-    /// ``tickPathBytes`` bytes: the fan-out reaches each writer cold once per vsync, and
-    /// the fewer lines it touches, the fewer it waits for.
+    /// The fields a claim and a landing through the lock read (``claimForTicks()``,
+    /// ``landTicks(_:of:)``) come first, next to the lock, so that they share its cache lines.
     private struct State {
-        /// A fan-out thread is sending ticks on the descriptor outside the lock (``claimForTicks()``).
+        /// A fan-out thread is sending ticks on the descriptor outside the lock
+        /// (``claimForTicks()``): for a writer without a gate (with one, the mark is in its word).
         var ticksInFlight = false
         var failed = false
         var writable = true

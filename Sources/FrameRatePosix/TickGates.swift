@@ -93,7 +93,8 @@ public final class TickGates: @unchecked Sendable {
     /// the claim. `false`: the writer cleared ``open`` meanwhile; land through the writer.
     @inline(__always)
     public func landIfUnchanged(slot: Int, claimed: UInt64) -> Bool {
-        words[slot].compareExchange(expected: claimed, desired: claimed & ~Self.inFlight, ordering: .acquiringAndReleasing)
+        guard slot >= 0, slot < capacity else { return false }
+        return words[slot].compareExchange(expected: claimed, desired: claimed & ~Self.inFlight, ordering: .acquiringAndReleasing)
             .exchanged
     }
 }
