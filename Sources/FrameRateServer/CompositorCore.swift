@@ -85,7 +85,8 @@ package final class CompositorCore {
             driver: FanOutDriver(
                 settings: .init(unwritableTimeout: configuration.limits.unwritableTimeout, watchdogInterval: watchdogInterval),
                 start: start
-            )
+            ),
+            fanOutThreads: configuration.fanOutThreads
         )
     }
 
@@ -215,13 +216,14 @@ package final class CompositorCore {
         endTraces(of: session.owner)
         usage.add(session.peer.uid, connections: -1, watches: -session.watches.count)
         let at = now()
-        let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
+        let (removed, letGo) = shared.change { state -> ([(link: LinkID, display: DisplayID)], [SocketWriter]) in
             let links = state.compositor.links(of: session.owner)
             _ = state.compositor.removeLinks(of: session.owner, at: at)
-            state.removeWriter(of: session.owner)
+            let letGo = state.removeWriter(of: session.owner)
             state.driver.closed(session.owner)
-            return links
+            return (links, letGo)
         }
+        withExtendedLifetime(letGo) {}  // dropped here, outside the model lock
         session.writer.close()
         usage.add(session.peer.uid, links: -removed.count)
         if !removed.isEmpty { retire(session) }

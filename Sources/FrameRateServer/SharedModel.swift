@@ -20,6 +20,8 @@ package struct DaemonState: Sendable {
     package private(set) var writers = OwnerTable<SocketWriter>()
     /// Writers removed from ``writers`` that a batch not yet sent may name.
     private var retiredWriters = RetiredWriters()
+    /// How far the fan-out threads have sent the batches built so far.
+    package let progress: FanOutProgress
     /// Tick batches built so far: the number of the latest (see ``beginBatch()``).
     private(set) var batchesBuilt: UInt64 = 0
     /// Bumped by every change that ``CompositorState`` shows (links, caps, rates), so a
@@ -29,9 +31,11 @@ package struct DaemonState: Sendable {
     /// something due earlier wakes it, and others don't.
     var tickPlaneSleepsUntil: MonotonicClock.Instant?
 
-    package init(compositor: Compositor<MonotonicClock>, driver: FanOutDriver<MonotonicClock>) {
+    /// - Parameter fanOutThreads: the most fan-out threads the tick plane may run.
+    package init(compositor: Compositor<MonotonicClock>, driver: FanOutDriver<MonotonicClock>, fanOutThreads: Int) {
         self.compositor = compositor
         self.driver = driver
+        self.progress = FanOutProgress(helpers: fanOutThreads - 1)
     }
 
     /// Stores the writer of a new connection.
@@ -40,10 +44,14 @@ package struct DaemonState: Sendable {
     }
 
     /// Takes the writer of a closed connection out of ``writers``, keeping it alive until
-    /// the batches built so far, which may name it, have been sent.
-    package mutating func removeWriter(of owner: OwnerID) {
-        guard let writer = writers.removeValue(forKey: owner) else { return }
+    /// the batches built so far, which may name it, have been sent: at once when none is
+    /// in flight (the caller still holds the writer, so nothing is freed under the lock).
+    /// - Returns: the writers let go (this one and earlier ones), for the caller to drop.
+    @discardableResult
+    package mutating func removeWriter(of owner: OwnerID) -> [SocketWriter] {
+        guard let writer = writers.removeValue(forKey: owner) else { return [] }
         retiredWriters.retire(writer, lastBatch: batchesBuilt)
+        return retiredWriters.release(sentThrough: progress.sentThrough)
     }
 
     /// Writers removed and waiting for batches to be sent.
@@ -57,9 +65,8 @@ package struct DaemonState: Sendable {
 
     /// Takes out the removed writers that no unsent batch names, for the caller to drop
     /// after releasing the lock.
-    /// - Parameter sentThrough: every batch numbered up to this one has been sent.
-    mutating func releaseWriters(sentThrough: UInt64) -> [SocketWriter] {
-        retiredWriters.release(sentThrough: sentThrough)
+    mutating func releaseWriters() -> [SocketWriter] {
+        retiredWriters.release(sentThrough: progress.sentThrough)
     }
 }
 

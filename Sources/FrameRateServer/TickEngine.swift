@@ -69,6 +69,8 @@ package final class TickEngine: Sendable {
     private let shared: SharedModel
     private let events: Events
     private let helpers: [FanOutHelper]
+    /// Where the leader and the helpers record the batches they sent.
+    private let progress: FanOutProgress
     /// The leader's send side (shard 0); only the leader thread (or the harness, stepping) takes it.
     private let outbox: Mutex<TickOutbox>
     private let stopping = Atomic<Bool>(false)
@@ -80,9 +82,14 @@ package final class TickEngine: Sendable {
     package init(shared: SharedModel, workers: Int, sendPath: BatchSender.Path = .ioUring, events: Events) throws(PosixError) {
         self.shared = shared
         self.events = events
+        let progress = shared.read { $0.progress }
+        precondition(workers - 1 <= progress.helpers.count, "more fan-out threads than the model was made for")
         var helpers: [FanOutHelper] = []
-        for _ in 1..<max(1, workers) { helpers.append(try FanOutHelper(sendPath: sendPath, gates: shared.gates)) }
+        for index in 0..<max(0, workers - 1) {
+            helpers.append(try FanOutHelper(sendPath: sendPath, gates: shared.gates, progress: progress.helpers[index]))
+        }
         self.helpers = helpers
+        self.progress = progress
         self.outbox = Mutex(TickOutbox(path: sendPath, gates: shared.gates))
     }
 
@@ -142,12 +149,9 @@ package final class TickEngine: Sendable {
     /// - Returns: when to run the next one (`nil`: only when woken).
     @discardableResult
     package func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
-        // Every batch built before now that a helper has not sent yet is at or above this
-        // (the leader sent its own during the previous step).
-        let sentThrough = helpers.reduce(UInt64.max) { Swift.min($0, $1.sentThrough) }
         let (wake, writers, presented, batch, released) = shared.update {
             state -> (FanOutDriver<MonotonicClock>.Wake, [[Unmanaged<SocketWriter>?]], [Presented], UInt64, [SocketWriter]) in
-            let released = state.releaseWriters(sentThrough: sentThrough)
+            let released = state.releaseWriters()
             let wake = state.driver.wake(at: now, compositor: &state.compositor)
             state.tickPlaneSleepsUntil = wake.sleepUntil
             var writers: [[Unmanaged<SocketWriter>?]] = []
@@ -178,6 +182,8 @@ package final class TickEngine: Sendable {
                 helper.submit(shards[index + 1], number: batch)
             }
             outbox.withLock { $0.send(shards[0], number: batch) }
+            // Releasing: the hand-overs above are visible to whoever reads this (FanOutProgress).
+            progress.leaderSent.store(batch, ordering: .releasing)
         }
         Self.sendPresented(presented)
         if shared.tracer.isActive { Self.trace(wake, into: shared.tracer) }
@@ -241,40 +247,31 @@ package final class TickEngine: Sendable {
 /// A fan-out thread other than the leader: sends the ticks of its shard's connections.
 final class FanOutHelper: Sendable {
     private let jobs = Mutex<[(batch: TickEngine.Batch, number: UInt64)]>([])
-    /// The number of the latest batch submitted (written by the submitting thread only).
-    private let submitted = Atomic<UInt64>(0)
-    /// The number of the latest batch sent (written after its sends returned).
-    private let sent = Atomic<UInt64>(0)
+    /// The latest batch handed over and the latest sent (``FanOutProgress``).
+    private let progress: FanOutProgress.Helper
     private let waiter: EventWaiter
     private let stopping = Atomic<Bool>(false)
     /// This thread's send side; only its thread takes the lock (or the leader, when the
     /// thread could not be started).
     private let outbox: Mutex<TickOutbox>
 
-    init(sendPath: BatchSender.Path, gates: TickGates?) throws(PosixError) {
+    init(sendPath: BatchSender.Path, gates: TickGates?, progress: FanOutProgress.Helper) throws(PosixError) {
         waiter = try EventWaiter()
         outbox = Mutex(TickOutbox(path: sendPath, gates: gates))
+        self.progress = progress
     }
 
     /// Set when the helper's thread could not be started: ``submit(_:number:)`` sends at once.
     private let sendsOnSubmitter = Atomic<Bool>(false)
 
-    /// Every batch submitted up to this number has been sent (`UInt64.max`: every batch
-    /// submitted so far). Read by the thread that submits, which alone adds batches, so
-    /// the answer holds until it submits again.
-    var sentThrough: UInt64 {
-        let sent = sent.load(ordering: .acquiring)
-        return sent == submitted.load(ordering: .relaxed) ? .max : sent
-    }
-
     /// Queues one vsync's deliveries for this shard and wakes the thread (or, without a
     /// thread, sends them on the calling thread).
     /// - Parameter number: the batch's number (``DaemonState/beginBatch()``), above every earlier one's.
     func submit(_ batch: TickEngine.Batch, number: UInt64) {
-        submitted.store(number, ordering: .relaxed)
+        progress.submitted.store(number, ordering: .releasing)
         if sendsOnSubmitter.load(ordering: .relaxed) {
             outbox.withLock { $0.send(batch, number: number) }
-            sent.store(number, ordering: .releasing)
+            progress.sent.store(number, ordering: .releasing)
             return
         }
         jobs.withLock { $0.append((batch, number)) }
@@ -298,7 +295,7 @@ final class FanOutHelper: Sendable {
             outbox.withLock { outbox in
                 for job in batch {
                     outbox.send(job.batch, number: job.number)
-                    sent.store(job.number, ordering: .releasing)
+                    progress.sent.store(job.number, ordering: .releasing)
                 }
             }
         }

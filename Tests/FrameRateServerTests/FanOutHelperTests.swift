@@ -3,6 +3,7 @@ import FrameRatePosix
 @testable import FrameRateServer
 import FrameRateProtocol
 import NIOCore
+import Synchronization
 import Testing
 
 /// `FanOutHelper` over a real socket pair: its shard's ticks wait for its thread, or,
@@ -44,10 +45,11 @@ import Testing
     @Test func withoutItsThreadAHelperSendsOnTheSubmittingThread() throws {
         let connection = try Connection()
         defer { connection.close() }
-        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil)
+        let progress = FanOutProgress.Helper()
+        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil, progress: progress)
         helper.sendOnSubmittingThread()
         helper.submit(connection.batch, number: 1)
-        #expect(helper.sentThrough == .max)  // nothing left unsent
+        #expect(progress.sent.load(ordering: .acquiring) == 1)  // nothing left unsent
         // Sent before `submit` returned: the line is in the socket now.
         let bytes = connection.readable()
         let tick = try #require(bytes.withUnsafeBytes { TickLineScanner.scan($0) })
@@ -60,12 +62,13 @@ import Testing
     @Test func withItsThreadNotYetRunningTheTicksWaitForIt() throws {
         let connection = try Connection()
         defer { connection.close() }
-        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil)
-        #expect(helper.sentThrough == .max)  // nothing submitted
+        let progress = FanOutProgress.Helper()
+        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil, progress: progress)
         helper.submit(connection.batch, number: 3)
         // Queued for the helper's thread, which nobody started: nothing on the socket yet,
-        // and no batch sent, so a writer retired after batch 1 must still be kept.
+        // and batch 3 recorded as handed over but not sent (writers it names are kept).
         #expect(connection.readable().isEmpty)
-        #expect(helper.sentThrough == 0)
+        #expect(progress.submitted.load(ordering: .acquiring) == 3)
+        #expect(progress.sent.load(ordering: .acquiring) == 0)
     }
 }

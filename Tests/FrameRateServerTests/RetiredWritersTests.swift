@@ -2,6 +2,7 @@ import FrameRateModel
 import FrameRatePosix
 @testable import FrameRateServer
 import FrameRateProtocol
+import Synchronization
 import Testing
 
 /// A closed connection's writer outlives every tick batch built while it was in the table,
@@ -42,18 +43,42 @@ import Testing
             state.addWriter(writer, for: owner)
         }
         #expect(state.writers.unretained(owner) != nil)
-        let batch = state.beginBatch()  // a batch that may name the writer
-        state.removeWriter(of: owner)
+        let batch = state.beginBatch()  // a batch that may name the writer, not sent yet
+        #expect(state.removeWriter(of: owner).isEmpty)
         #expect(state.writers[owner] == nil)
         #expect(state.retiredWriterCount == 1)
         #expect(gone != nil)
-        #expect(state.releaseWriters(sentThrough: batch - 1).isEmpty)
+        #expect(state.releaseWriters().isEmpty)
         #expect(gone != nil)
+        state.progress.leaderSent.store(batch, ordering: .releasing)  // the leader sent it
         do {
-            let released = state.releaseWriters(sentThrough: batch)
+            let released = state.releaseWriters()
             #expect(released.count == 1)
         }
         #expect(state.retiredWriterCount == 0)
         #expect(gone == nil)  // the last reference went with `released`
+    }
+
+    @Test func withNoBatchInFlightAClosedWritersIsLetGoAtOnce() {
+        // An idle daemon's tick plane may never wake again: connection churn must not pile up writers.
+        let start = MonotonicClock.Instant(nanoseconds: 1_000_000_000)
+        var state = CompositorCore.initialState(configuration: ServerConfiguration(listener: .path("/nonexistent")), start: start, watchdogInterval: nil)
+        for generation in 1...100 as ClosedRange<UInt64> {
+            let owner = OwnerID(rawValue: generation << 32 | 1)
+            state.addWriter(Self.writer(), for: owner)
+            #expect(state.removeWriter(of: owner).count == 1)
+        }
+        #expect(state.retiredWriterCount == 0)
+    }
+
+    @Test func aBusyHelperHoldsBackOnlyTheBatchesItHasNotSent() {
+        let progress = FanOutProgress(helpers: 2)
+        progress.leaderSent.store(9, ordering: .releasing)
+        #expect(progress.sentThrough == 9)  // helpers idle: nothing held back
+        progress.helpers[1].submitted.store(7, ordering: .releasing)
+        progress.helpers[1].sent.store(5, ordering: .releasing)
+        #expect(progress.sentThrough == 5)  // batches 6 and 7 still queued on helper 1
+        progress.helpers[1].sent.store(7, ordering: .releasing)
+        #expect(progress.sentThrough == 9)
     }
 }
