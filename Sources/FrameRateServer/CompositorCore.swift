@@ -148,7 +148,7 @@ package final class CompositorCore {
     ) -> Session {
         let writer = SocketWriter(
             destination: destination, highWater: configuration.limits.outboundHighWater,
-            gate: shared.gates.gate(slot: OwnerTable<Session>.slot(of: owner), tag: TickGates.tag(of: owner.rawValue >> 32)),
+            gate: shared.gates.gate(slot: owner.tickGate.slot, tag: owner.tickGate.tag),
             observer: writerObserver(of: owner)
         )
         let session = Session(

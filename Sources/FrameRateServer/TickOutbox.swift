@@ -97,11 +97,11 @@ struct TickOutbox: ~Copyable {
                     )
                     index = next[index]
                 }
-                let owner = batch.deliveries[chain.first].owner
+                let gate = batch.deliveries[chain.first].owner.tickGate
                 segments.append(
                     BatchSender.Segment(
                         writer: batch.deliveries[chain.first].writer, offset: start, length: lines.readableBytes - start,
-                        slot: OwnerTable<SocketWriter>.slot(of: owner), tag: TickGates.tag(of: owner.rawValue >> 32)
+                        slot: gate.slot, tag: gate.tag
                     )
                 )
             }
