@@ -84,9 +84,12 @@ struct MultiProcessTests {
                 #expect(abs(tick.duration - 1 / tick.refreshRate) < 2e-6)
             }
             // An idle machine delivers every tick; a loaded 2-core CI machine may delay one now
-            // and then, which the sequence rule above accounts for. More than 2 % is a fault.
+            // and then, which the sequence rule above accounts for. More than 2 % is a fault,
+            // but never less than one interval: a vsync the tick plane missed under load costs
+            // each link whose interval started there one skip, and 2 % of a 24 Hz link's 48
+            // ticks would allow none.
             let skipped = ticks.reduce(0) { $0 + $1.skipped }
-            #expect(Double(skipped) <= expected * 0.02, "\(spec): \(skipped) ticks skipped")
+            #expect(Double(skipped) <= max(expected * 0.02, 1), "\(spec): \(skipped) ticks skipped")
             all += steady
         }
         // One vsync grid: every 120 Hz timestamp, from any process, is a whole number of periods from any other.
