@@ -108,12 +108,7 @@ public struct BatchSender: ~Copyable {
             if let (descriptor, word) = gateTable?.claim(
                 slot: segments[index].slot, tag: segments[index].tag, needsRegistration: ring != nil
             ) {
-                fixed.append(ring != nil ? 1 : 0)
-                claimed.append(index)
-                gateWords.append(word)
-                descriptors.append(descriptor)
-                offsets.append(UInt32(truncatingIfNeeded: segments[index].offset))  // < readableBytes ≤ UInt32.max
-                lengths.append(UInt32(truncatingIfNeeded: segments[index].length))
+                queue(segments[index], index: index, descriptor: descriptor, isFixed: ring != nil, gateWord: word)
                 continue
             }
             let writer = segments[index].writer
@@ -124,12 +119,7 @@ public struct BatchSender: ~Copyable {
                     writer._withUnsafeGuaranteedRef { $0.noteRegistered(in: ring) }
                     isFixed = true
                 }
-                fixed.append(isFixed ? 1 : 0)
-                claimed.append(index)
-                gateWords.append(0)
-                descriptors.append(descriptor)
-                offsets.append(UInt32(truncatingIfNeeded: segments[index].offset))  // < readableBytes ≤ UInt32.max
-                lengths.append(UInt32(truncatingIfNeeded: segments[index].length))
+                queue(segments[index], index: index, descriptor: descriptor, isFixed: isFixed, gateWord: 0)
             case .indirect:
                 if let lines = bytes.getSlice(at: bytes.readerIndex + segments[index].offset, length: segments[index].length) {
                     _ = writer._withUnsafeGuaranteedRef { $0.writeTicks(lines) }
@@ -176,6 +166,18 @@ public struct BatchSender: ~Copyable {
 }
 
 extension BatchSender {
+    /// Adds a claimed segment to the batch's sends.
+    /// - Parameter gateWord: the gate word as claimed (0: claimed through the writer).
+    @inline(__always)
+    private mutating func queue(_ segment: Segment, index: Int, descriptor: Int32, isFixed: Bool, gateWord: UInt64) {
+        fixed.append(isFixed ? 1 : 0)
+        claimed.append(index)
+        gateWords.append(gateWord)
+        descriptors.append(descriptor)
+        offsets.append(UInt32(truncatingIfNeeded: segment.offset))  // < readableBytes ≤ UInt32.max
+        lengths.append(UInt32(truncatingIfNeeded: segment.length))
+    }
+
     /// Ends one segment's claim: a whole send claimed through the gate ends there, unless
     /// the writer changed the word meanwhile; anything else lands through the writer.
     @inline(__always)

@@ -371,9 +371,8 @@ public final class SocketWriter: Sendable {
             // With a gate, the mark may be gone from the word (see `noteRegistered(in:)`).
             precondition(gate != nil || state.ticksInFlight, "landTicks without a claim")
             if let gate {
-                // Closed before the mark is cleared: a remainder queued below must not be
+                // Closed as the mark is cleared: a remainder queued below must not be
                 // overtaken by an unlocked claim. Reopened at the end if nothing is queued.
-                _ = gate.close()
                 gate.endSend()
             } else {
                 state.ticksInFlight = false

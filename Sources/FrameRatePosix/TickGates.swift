@@ -147,8 +147,9 @@ public struct TickGate: Sendable {
     /// Marks a claim made through the writer's lock.
     func beginSend() { update { $0 | TickGates.inFlight } }
 
-    /// Ends a claim, either kind.
-    func endSend() { update { $0 & ~TickGates.inFlight } }
+    /// Ends a claim, either kind, landing through the writer: clears the mark and stops
+    /// unlocked claims in one step (the writer reopens once nothing is queued).
+    func endSend() { update { $0 & ~(TickGates.inFlight | TickGates.open) } }
 
     /// The descriptor went into the shard's io_uring file table.
     func markRegistered() { update { $0 | TickGates.registered } }
