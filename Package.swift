@@ -257,6 +257,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "FramebenchTests",
+            dependencies: [
+                "framebench", "FrameRateClient", "FrameRateProtocol", "FrameRateModel",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["FrameRateClient", "FrameRateProtocol", "FrameRateModel"],
             exclude: ["Scripts"],

@@ -113,7 +113,17 @@ public final class ClientSocket {
     /// - Returns: what the read got; ``ReadOutcome/wouldBlock`` only on a non-blocking socket.
     /// - Throws: ``ClientSocketError/lineTooLong(limit:)`` from the buffer, or the failed call.
     public func read(into buffer: inout LineBuffer) throws(ClientSocketError) -> ReadOutcome {
-        let fd = try openDescriptor()
+        try Self.read(descriptor: try openDescriptor(), into: &buffer)
+    }
+
+    /// One `read(2)` of the open stream descriptor `fd` into the free space of `buffer`,
+    /// as ``read(into:)`` does: for a reader that keeps its descriptors and receive
+    /// buffers apart from their ``ClientSocket``s (the `framebench` load generator reads
+    /// every connection into one buffer, and does not touch a thousand socket objects a
+    /// vsync). The caller keeps `fd` open meanwhile.
+    /// - Returns: what the read got; ``ReadOutcome/wouldBlock`` only on a non-blocking descriptor.
+    /// - Throws: ``ClientSocketError/lineTooLong(limit:)`` from the buffer, or the failed call.
+    public static func read(descriptor fd: Int32, into buffer: inout LineBuffer) throws(ClientSocketError) -> ReadOutcome {
         var outcome = ReadOutcome.wouldBlock
         try buffer.withWritableSpace { (space) throws(ClientSocketError) -> Int in
             while true {

@@ -86,8 +86,9 @@ struct WorkerSummary: Sendable {
 /// `CLOCK_MONOTONIC`); the worker counts ticks whose timestamp lies in the window,
 /// waits `--grace` seconds after END for late ticks, prints its ``WorkerSummary`` and exits.
 ///
-/// One thread does everything: its sockets (FrameRateClient's ``LineSession``s) and its
-/// stdin sit in one epoll set (``ReadinessSet``), and each readiness gets one `read`.
+/// One thread does everything: its sockets (FrameRateClient's ``LineSession``s, read
+/// through a ``ReceiveTable``) and its stdin sit in one epoll set (``ReadinessSet``), and
+/// each readiness gets one `read`.
 struct Worker: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "One load process (started by framebench itself).", shouldDisplay: false)
 
@@ -106,8 +107,7 @@ struct Worker: ParsableCommand {
         let params = RegisterRequest(range: range, label: "framebench", highFrameRate: highFrameRate).jsonValue
         let state = WorkerState()
         let readiness = try ReadinessSet()
-        /// The receiver of each watched socket, by descriptor.
-        var receivers: [TickReceiver?] = []
+        let table = ReceiveTable(state: state)
 
         // Connect and register, one connection after the other: each Register is a blocking
         // call on the connection's own socket; ticks of links already registered wait in
@@ -116,20 +116,15 @@ struct Worker: ParsableCommand {
         let extra = connections > 0 ? links % connections : 0
         let deadline = System.monotonicNanoseconds() + 120_000_000_000
         for index in 0..<max(connections, 0) {
-            let receiver = TickReceiver(session: try Self.connect(socket, deadline: deadline), state: state)
-            state.receivers.append(receiver)
+            let session = try Self.connect(socket, deadline: deadline)
             do {
-                for _ in 0..<(base + (index < extra ? 1 : 0)) { try receiver.register(params: params, deadline: deadline) }
+                try table.add(session, links: base + (index < extra ? 1 : 0), params: params, deadline: deadline)
             } catch {
                 state.note("connection \(index) during Register: \(error)")
                 state.disconnects += 1
                 continue
             }
-            let fd = receiver.session.socket.descriptor
-            try receiver.session.socket.setNonBlocking(true)
-            try readiness.watch(fd)
-            if Int(fd) >= receivers.count { receivers.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - receivers.count)) }
-            receivers[Int(fd)] = receiver
+            try readiness.watch(session.socket.descriptor)
         }
         let ready: JSONValue = [
             "type": "ready", "links": JSONValue(UInt64(state.registeredLinks)), "callback_rate_sum": JSONValue(state.callbackRateSum),
@@ -161,10 +156,9 @@ struct Worker: ParsableCommand {
                     let woke = System.monotonicNanoseconds()
                     if woke >= state.windowStart && woke < state.windowEnd { state.wakeups += 1 }
                 }
-                if Int(fd) < receivers.count, let receiver = receivers[Int(fd)], !receiver.receiveReady() {
+                if !table.receiveReady(fd) {
                     readiness.unwatch(fd)
-                    receiver.session.socket.close()
-                    receivers[Int(fd)] = nil
+                    table.close(fd)
                     state.disconnects += 1
                 }
             }
@@ -188,7 +182,7 @@ struct Worker: ParsableCommand {
             state.windowEnd = windowEnd
             stopAt = windowEnd + Int64(grace * 1e9)
         }
-        try System.writeAll(1, state.summary().jsonValue.jsonString + "\n")
+        try System.writeAll(1, state.summary(perLinkReceived: table.slots.lazy.map(\.received)).jsonValue.jsonString + "\n")
         // Exiting closes every connection at once; the daemon releases the links.
         Glibc.exit(0)
     }
@@ -198,7 +192,8 @@ struct Worker: ParsableCommand {
         while true {
             let failure: FrameRateClientError
             do {
-                return try LineSession.connect(toPath: path, buffer: LineBuffer(capacity: 16_384))
+                // The session's own buffer only sees Register calls: reads after them go to the table's.
+                return try LineSession.connect(toPath: path, buffer: LineBuffer(capacity: 4096))
             } catch {
                 failure = error
             }
