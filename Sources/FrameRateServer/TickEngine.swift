@@ -110,20 +110,7 @@ package final class TickEngine: Sendable {
     /// - Parameter prioritized: called once with whether the threads' priority could be raised.
     func run(now: @Sendable () -> MonotonicClock.Instant, prioritized: (Bool) -> Void = { _ in }) {
         prioritized(OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice))
-        var threads: [OSThread] = []
-        for (index, helper) in helpers.enumerated() {
-            do {
-                threads.append(
-                    try OSThread.spawn(name: "fanout-\(index + 1)") {
-                        OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice)
-                        helper.run()
-                    })
-            } catch {
-                // No thread (the process's thread limit): the leader sends this shard itself,
-                // rather than queueing its ticks, and the writers they keep alive, for ever.
-                helper.sendOnSubmittingThread()
-            }
-        }
+        let threads = Self.startThreads(of: helpers, spawn: OSThread.spawn)
         defer {
             for helper in helpers { helper.stop() }
             for thread in threads { thread.join() }
@@ -136,6 +123,31 @@ package final class TickEngine: Sendable {
                 writer?.flush()
             }
         }
+    }
+
+    /// Starts each helper's thread (`fanout-1`, `fanout-2`, …) with `spawn`.
+    ///
+    /// A helper whose thread cannot be started (the process's thread limit) is told to
+    /// send its shard on the leader's thread: its ticks, and the closed connections'
+    /// writers that wait for them to be sent (``RetiredWriters``), would otherwise queue
+    /// for ever.
+    /// - Returns: the threads started, to stop and join.
+    static func startThreads(
+        of helpers: [FanOutHelper], spawn: (_ name: String, _ body: @escaping @Sendable () -> Void) throws(PosixError) -> OSThread
+    ) -> [OSThread] {
+        var threads: [OSThread] = []
+        for (index, helper) in helpers.enumerated() {
+            do {
+                threads.append(
+                    try spawn("fanout-\(index + 1)") {
+                        OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice)
+                        helper.run()
+                    })
+            } catch {
+                helper.sendOnSubmittingThread()
+            }
+        }
+        return threads
     }
 
     /// Ends ``run(now:)`` (from any thread); the driver stops delivering at once.

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import FrameRateModel
 import FrameRatePosix
 @testable import FrameRateServer
@@ -70,5 +75,46 @@ import Testing
         #expect(connection.readable().isEmpty)
         #expect(progress.submitted.load(ordering: .acquiring) == 3)
         #expect(progress.sent.load(ordering: .acquiring) == 0)
+    }
+
+    @Test("a helper whose thread cannot be started sends on the leader; the others send on their own threads")
+    func threadsThatCannotStart() throws {
+        let first = try Connection()
+        let second = try Connection()
+        defer {
+            first.close()
+            second.close()
+        }
+        let progress = [FanOutProgress.Helper(), FanOutProgress.Helper()]
+        let helpers = try progress.map { progress throws(PosixError) in try FanOutHelper(sendPath: .sendCalls, gates: nil, progress: progress) }
+        var asked: [String] = []
+        // The second thread hits the process's thread limit.
+        let threads = TickEngine.startThreads(of: helpers) { name, body throws(PosixError) in
+            asked.append(name)
+            guard name == "fanout-1" else { throw PosixError(errno: EAGAIN, call: "pthread_create") }
+            return try OSThread.spawn(name: name, body: body)
+        }
+        defer {
+            for helper in helpers { helper.stop() }
+            for thread in threads { thread.join() }
+        }
+        #expect(asked == ["fanout-1", "fanout-2"])
+        #expect(threads.count == 1)
+
+        // Without its thread: sent before `submit` returns.
+        helpers[1].submit(second.batch, number: 1)
+        #expect(progress[1].sent.load(ordering: .acquiring) == 1)
+        #expect(second.readable().withUnsafeBytes { TickLineScanner.scan($0) }?.sequence == 41)
+
+        // With its thread: sent there, a moment later (polled, with a deadline).
+        helpers[0].submit(first.batch, number: 1)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var bytes: [UInt8] = []
+        while bytes.last != UInt8(ascii: "\n") && ContinuousClock.now < deadline {
+            bytes += first.readable()
+            if bytes.last != UInt8(ascii: "\n") { usleep(200) }
+        }
+        #expect(bytes.withUnsafeBytes { TickLineScanner.scan($0) }?.sequence == 41)
+        #expect(progress[0].sent.load(ordering: .acquiring) == 1)
     }
 }
