@@ -202,25 +202,28 @@ enum LoadRun {
         let base = plan.connections > 0 ? plan.links / plan.connections : 0
         let extra = plan.connections > 0 ? plan.links % plan.connections : 0
         var first = 0
-        for p in 0..<processes {
-            let count = plan.connections / processes + (p < plan.connections % processes ? 1 : 0)
-            let links = (first..<(first + count)).reduce(0) { $0 + base + ($1 < extra ? 1 : 0) }
-            first += count
-            let arguments = [
-                "worker", "--socket", daemon.socketPath, "--connections", String(count), "--links", String(links),
-                "--minimum", String(plan.range.minimum), "--maximum", String(plan.range.maximum),
-                "--preferred", String(plan.range.preferred), plan.highFrameRate ? "--high-frame-rate" : "--no-high-frame-rate",
-                "--grace", String(plan.grace),
-            ]
-            workers.append(try ChildProcess.spawn(executable, arguments, pipeStdin: true, pipeStdout: true))
-        }
         var links = 0
         var callbackRateSum = 0.0
         var errors: [String] = []
         let setupDeadline = System.monotonicNanoseconds() + 180_000_000_000
-        for (index, worker) in workers.enumerated() {
+        for p in 0..<processes {
+            let count = plan.connections / processes + (p < plan.connections % processes ? 1 : 0)
+            let workerLinks = (first..<(first + count)).reduce(0) { $0 + base + ($1 < extra ? 1 : 0) }
+            first += count
+            let arguments = [
+                "worker", "--socket", daemon.socketPath, "--connections", String(count), "--links", String(workerLinks),
+                "--minimum", String(plan.range.minimum), "--maximum", String(plan.range.maximum),
+                "--preferred", String(plan.range.preferred), plan.highFrameRate ? "--high-frame-rate" : "--no-high-frame-rate",
+                "--grace", String(plan.grace),
+            ]
+            let worker = try ChildProcess.spawn(executable, arguments, pipeStdin: true, pipeStdout: true)
+            workers.append(worker)
+            // One worker registers after the other, so each worker's connections are one
+            // block in the daemon's order, as each of the C floor's readers holds one block
+            // of its server's sockets: a vsync's sends reach the readers in turn, not
+            // alternately.
             guard let line = try worker.output!.readLine(deadline: setupDeadline) else {
-                throw BenchError("worker \(index) exited during setup\n\(daemon.logTail)")
+                throw BenchError("worker \(p) exited during setup\n\(daemon.logTail)")
             }
             let ready = try JSONParser().parse(line)
             links += Int(ready["links"]?.int64Value ?? 0)
