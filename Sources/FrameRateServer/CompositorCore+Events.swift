@@ -98,3 +98,22 @@ extension CompositorCore {
         return EventLoopFuture.andAllComplete(closed, on: eventLoop)
     }
 }
+
+extension CompositorCore {
+    /// The tick plane woke `lateness` after it was due (at least a vsync period: reported
+    /// by the tick plane, hopped here). The links whose ticks were due meanwhile report the
+    /// vsyncs it passed over in `skipped`; the journal says why, at most
+    /// ``RejectionLogLimiter/defaultBurst`` lines per ``RejectionLogLimiter/defaultWindow``,
+    /// each with the count since start.
+    package func tickPlaneWokeLate(lateness: Duration) {
+        lateWakeTotal &+= 1
+        guard case .log(let suppressed) = lateWakeLog.admit(at: now()) else { return }
+        // Milliseconds with one decimal.
+        let tenths = FrameRateMath.wholeNumber(Swift.max(0, (lateness / .microseconds(100)).rounded()), clampedTo: 0...UInt64.max)
+        let late = "\(tenths / 10).\(tenths % 10)"
+        logger.notice(
+            "the tick plane woke \(late) ms after it was due: the vsyncs it passed over show in the next ticks' skipped (late \(lateWakeTotal) time(s) since start)",
+            metadata: ["event": "tick-plane-late", "late_ms": "\(late)", "total": "\(lateWakeTotal)", "suppressed": "\(suppressed)"]
+        )
+    }
+}

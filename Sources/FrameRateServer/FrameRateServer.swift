@@ -133,7 +133,8 @@ public final class FrameRateServer: Service, Sendable {
                     }
                 },
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
-                watchdog: hooks.watchdog
+                watchdog: hooks.watchdog,
+                lateWake: { lateness in eventLoop.execute { bound.value.tickPlaneWokeLate(lateness: lateness) } }
             )
         )
 

@@ -28,15 +28,21 @@ package final class TickEngine: Sendable {
         var disconnect: @Sendable (OwnerID) -> Void = { _ in }
         /// The tick plane is alive (watchdog).
         var watchdog: @Sendable () -> Void = {}
+        /// The tick plane woke `lateness` after it was due, at least one vsync period of a
+        /// display it delivered ticks for: the vsyncs it passed over show in those links'
+        /// next ticks, in `skipped`.
+        var lateWake: @Sendable (_ lateness: Duration) -> Void = { _ in }
 
         package init(
             rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
             disconnect: @escaping @Sendable (OwnerID) -> Void = { _ in },
-            watchdog: @escaping @Sendable () -> Void = {}
+            watchdog: @escaping @Sendable () -> Void = {},
+            lateWake: @escaping @Sendable (_ lateness: Duration) -> Void = { _ in }
         ) {
             self.rateChanged = rateChanged
             self.disconnect = disconnect
             self.watchdog = watchdog
+            self.lateWake = lateWake
         }
     }
 
@@ -161,8 +167,11 @@ package final class TickEngine: Sendable {
     /// - Returns: when to run the next one (`nil`: only when woken).
     @discardableResult
     package func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
-        let (wake, writers, presented, batch, released) = shared.update {
-            state -> (FanOutDriver<MonotonicClock>.Wake, [[Unmanaged<SocketWriter>?]], [Presented], UInt64, [SocketWriter]) in
+        let (wake, writers, presented, batch, released, planned) = shared.update {
+            state -> (FanOutDriver<MonotonicClock>.Wake, [[Unmanaged<SocketWriter>?]], [Presented], UInt64, [SocketWriter], MonotonicClock.Instant?) in
+            // When this wake-up was due: the earliest deadline of the state as it stands (a
+            // deadline planned earlier may since have gone, with the links it was for).
+            let planned = state.driver.nextDeadline(compositor: state.compositor)
             let released = state.releaseWriters()
             let wake = state.driver.wake(at: now, compositor: &state.compositor)
             state.tickPlaneSleepsUntil = wake.sleepUntil
@@ -173,11 +182,12 @@ package final class TickEngine: Sendable {
                 if report.rateChange != nil { state.generation &+= 1 }
                 Self.collectPresented(report, writers: state.writers, into: &presented)
             }
-            return (wake, writers, presented, writers.isEmpty ? 0 : state.beginBatch(), released)
+            return (wake, writers, presented, writers.isEmpty ? 0 : state.beginBatch(), released, planned)
         }
         // Dropped here, outside the lock: no batch can name them any more.
         withExtendedLifetime(released) {}
         var reports = 0
+        var shortestPeriod: Duration?
         var shards = [Batch](repeating: Batch(), count: workerCount)
         for action in wake.actions {
             switch action {
@@ -185,9 +195,13 @@ package final class TickEngine: Sendable {
                 Self.plan(report, writers: writers[reports], sentAt: now, into: &shards)
                 reports += 1
                 if let change = report.rateChange { events.rateChanged(report.display, change) }
+                shortestPeriod = Swift.min(shortestPeriod ?? .seconds(1), report.vsync.duration(to: report.nextVsync))
             case .disconnect(let owner): events.disconnect(owner)
             case .pingWatchdog: events.watchdog()
             }
+        }
+        if let planned, let shortestPeriod, planned.duration(to: now) >= shortestPeriod {
+            events.lateWake(planned.duration(to: now))
         }
         if reports > 0 {
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {

@@ -61,7 +61,8 @@ package final class ServerHarness {
             events: TickEngine.Events(
                 rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
-                watchdog: { pings.count.add(1, ordering: .relaxed) }
+                watchdog: { pings.count.add(1, ordering: .relaxed) },
+                lateWake: { lateness in bound.value.tickPlaneWokeLate(lateness: lateness) }
             )
         )
         core.adminGroupID = testAdminGroupID

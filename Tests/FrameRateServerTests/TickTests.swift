@@ -25,6 +25,41 @@ import Testing
     /// One fixed 60 Hz display: the rate never changes, so only links make anything due.
     static let fixed60 = [DisplayConfiguration(id: DisplayID(rawValue: 0), profile: .fixed60)]
 
+    @Test("a late wake-up is in each link's next tick and in the journal; sleeping through a 10 Hz link's idle vsyncs is not late")
+    func lateWakeUpsAreReported() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(displays: Self.fixed60, logHandler: log)
+        let period = Duration.seconds(1.0 / 60)
+        let client = try server.connect()
+        _ = try client.register(10, 10, 0)
+        // The tick plane sleeps through the five vsyncs between two of the link's: on time.
+        for _ in 0..<3 { try server.runNextVsync() }
+        #expect(try Self.ticks(client.lines()).map(\.skipped) == [0, 0, 0])
+        #expect(!log.messages.contains { $0.contains("tick plane woke") }, "\(log.messages)")
+
+        let fast = try server.connect(Peers.user)
+        _ = try fast.register(60, 60, 0)
+        try server.runNextVsync()
+        _ = try fast.lines()
+        // Less than a period late: the same vsync, nothing passed over, nothing said.
+        let due = try #require(server.nextWake)
+        server.step(to: due.advanced(by: period / 2))
+        #expect(try Self.ticks(fast.lines()).map(\.skipped) == [0])
+        #expect(!log.messages.contains { $0.contains("tick plane woke") }, "\(log.messages)")
+
+        // Two and a half periods late: two vsyncs pass unprocessed.
+        let next = try #require(server.nextWake)
+        server.step(to: next.advanced(by: period * 2 + period / 2))
+        #expect(try Self.ticks(fast.lines()).map(\.skipped) == [2])
+        let lines = log.messages.filter { $0.contains("tick plane woke") }
+        #expect(
+            lines == ["the tick plane woke 41.7 ms after it was due: the vsyncs it passed over show in the next ticks' skipped (late 1 time(s) since start)"]
+        )
+        try server.runNextVsync()
+        #expect(try Self.ticks(fast.lines()).map(\.skipped) == [0])
+        #expect(log.messages.filter { $0.contains("tick plane woke") }.count == 1)
+    }
+
     @Test func theTickPlaneWakesExactlyAtTheVsyncsWhereALinkTicks() throws {
         let server = ServerHarness(displays: Self.fixed60)
         let start = server.clock.now
