@@ -195,13 +195,14 @@ package final class TickEngine: Sendable {
                 Self.plan(report, writers: writers[reports], sentAt: now, into: &shards)
                 reports += 1
                 if let change = report.rateChange { events.rateChanged(report.display, change) }
-                shortestPeriod = Swift.min(shortestPeriod ?? .seconds(1), report.vsync.duration(to: report.nextVsync))
+                let period = report.vsync.duration(to: report.nextVsync)
+                shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
             case .disconnect(let owner): events.disconnect(owner)
             case .pingWatchdog: events.watchdog()
             }
         }
-        if let planned, let shortestPeriod, planned.duration(to: now) >= shortestPeriod {
-            events.lateWake(planned.duration(to: now))
+        if let planned, let shortestPeriod, case let lateness = planned.duration(to: now), lateness >= shortestPeriod {
+            events.lateWake(lateness)
         }
         if reports > 0 {
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {
