@@ -100,20 +100,37 @@ extension CompositorCore {
 }
 
 extension CompositorCore {
-    /// The tick plane woke `lateness` after it was due (at least a vsync period: reported
-    /// by the tick plane, hopped here). The links whose ticks were due meanwhile report the
-    /// vsyncs it passed over in `skipped`; the journal says why, at most
+    /// The tick plane reached a deadline `lateness` after it was due (at least a vsync
+    /// period: reported by the tick plane, hopped here). `busy` is how long past that
+    /// deadline it was still sending the previous vsync's ticks (`nil`: it had finished in
+    /// time and the wake-up itself came late). The links whose ticks were due meanwhile
+    /// report the vsyncs it passed over in `skipped`; the journal says why, at most
     /// ``RejectionLogLimiter/defaultBurst`` lines per ``RejectionLogLimiter/defaultWindow``,
     /// each with the count since start.
-    package func tickPlaneWokeLate(lateness: Duration) {
+    package func tickPlaneLate(lateness: Duration, busy: Duration?) {
         lateWakeTotal &+= 1
         guard case .log(let suppressed) = lateWakeLog.admit(at: now()) else { return }
-        // Milliseconds with one decimal.
-        let tenths = FrameRateMath.wholeNumber(Swift.max(0, (lateness / .microseconds(100)).rounded()), clampedTo: 0...UInt64.max)
-        let late = "\(tenths / 10).\(tenths % 10)"
+        let late = Self.milliseconds(lateness)
+        var metadata: Logger.Metadata = ["event": "tick-plane-late", "late_ms": "\(late)", "total": "\(lateWakeTotal)", "suppressed": "\(suppressed)"]
+        let why: String
+        if let busy {
+            let busyMilliseconds = Self.milliseconds(busy)
+            metadata["cause"] = "busy"
+            metadata["busy_ms"] = "\(busyMilliseconds)"
+            why = "reached a vsync \(late) ms late: it was still sending the previous vsync's ticks \(busyMilliseconds) ms after it"
+        } else {
+            metadata["cause"] = "woke-late"
+            why = "woke \(late) ms after it was due"
+        }
         logger.notice(
-            "the tick plane woke \(late) ms after it was due: the vsyncs it passed over show in the next ticks' skipped (late \(lateWakeTotal) time(s) since start)",
-            metadata: ["event": "tick-plane-late", "late_ms": "\(late)", "total": "\(lateWakeTotal)", "suppressed": "\(suppressed)"]
+            "the tick plane \(why): the vsyncs it passed over show in the next ticks' skipped (late \(lateWakeTotal) time(s) since start)",
+            metadata: metadata
         )
+    }
+
+    /// `duration` in milliseconds with one decimal ("8.5").
+    private static func milliseconds(_ duration: Duration) -> String {
+        let tenths = FrameRateMath.wholeNumber(Swift.max(0, (duration / .microseconds(100)).rounded()), clampedTo: 0...UInt64.max)
+        return "\(tenths / 10).\(tenths % 10)"
     }
 }

@@ -50,7 +50,7 @@ package final class CompositorCore {
     /// Rate limits of the log lines for rejections that end a connection, per user.
     var connectionRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that
-    /// say so (``tickPlaneWokeLate(lateness:)``).
+    /// say so (``tickPlaneLate(lateness:busy:)``).
     var lateWakeTotal: UInt64 = 0
     var lateWakeLog = RejectionLogLimiter<MonotonicClock.Instant>()
     /// How much of the control loop each unprivileged user has taken (its requests wait

@@ -134,7 +134,7 @@ public final class FrameRateServer: Service, Sendable {
                 },
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
                 watchdog: hooks.watchdog,
-                lateWake: { lateness in eventLoop.execute { bound.value.tickPlaneWokeLate(lateness: lateness) } }
+                lateWake: { lateness, busy in eventLoop.execute { bound.value.tickPlaneLate(lateness: lateness, busy: busy) } }
             )
         )
 

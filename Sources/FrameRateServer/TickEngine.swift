@@ -28,16 +28,18 @@ package final class TickEngine: Sendable {
         var disconnect: @Sendable (OwnerID) -> Void = { _ in }
         /// The tick plane is alive (watchdog).
         var watchdog: @Sendable () -> Void = {}
-        /// The tick plane woke `lateness` after it was due, at least one vsync period of a
-        /// display it delivered ticks for: the vsyncs it passed over show in those links'
-        /// next ticks, in `skipped`.
-        var lateWake: @Sendable (_ lateness: Duration) -> Void = { _ in }
+        /// The tick plane reached a deadline `lateness` after it was due, at least one vsync
+        /// period of a display it delivered ticks for: the vsyncs it passed over show in
+        /// those links' next ticks, in `skipped`. `busy` is how long after that deadline the
+        /// previous iteration was still sending (`nil`: it had finished before the deadline,
+        /// so the wake-up itself came late).
+        var lateWake: @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in }
 
         package init(
             rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
             disconnect: @escaping @Sendable (OwnerID) -> Void = { _ in },
             watchdog: @escaping @Sendable () -> Void = {},
-            lateWake: @escaping @Sendable (_ lateness: Duration) -> Void = { _ in }
+            lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in }
         ) {
             self.rateChanged = rateChanged
             self.disconnect = disconnect
@@ -121,8 +123,12 @@ package final class TickEngine: Sendable {
             for helper in helpers { helper.stop() }
             for thread in threads { thread.join() }
         }
+        // When the previous iteration's own sends were done: a deadline passed before then
+        // was reached late because the fan-out was busy, not because it woke late.
+        var finished: MonotonicClock.Instant?
         while !stopping.load(ordering: .acquiring) {
-            let deadline = step(at: now())
+            let deadline = step(at: now(), previousStepFinished: finished)
+            finished = now()
             let readiness = shared.waiter.wait(until: deadline?.nanoseconds)
             for token in readiness.writable {
                 let writer = shared.read { $0.writers[OwnerID(rawValue: token)] }
@@ -164,9 +170,11 @@ package final class TickEngine: Sendable {
     }
 
     /// One iteration at `now`: processes what is due, delivers it, reports the rest.
+    /// - Parameter previousStepFinished: when the previous iteration had sent its share of
+    ///   ticks (`nil`: unknown, or none ran); tells a late wake-up from an overrun.
     /// - Returns: when to run the next one (`nil`: only when woken).
     @discardableResult
-    package func step(at now: MonotonicClock.Instant) -> MonotonicClock.Instant? {
+    package func step(at now: MonotonicClock.Instant, previousStepFinished: MonotonicClock.Instant? = nil) -> MonotonicClock.Instant? {
         let (wake, writers, presented, batch, released, planned) = shared.update {
             state -> (FanOutDriver<MonotonicClock>.Wake, [[Unmanaged<SocketWriter>?]], [Presented], UInt64, [SocketWriter], MonotonicClock.Instant?) in
             // When this wake-up was due: the earliest deadline of the state as it stands (a
@@ -202,7 +210,8 @@ package final class TickEngine: Sendable {
             }
         }
         if let planned, let shortestPeriod, case let lateness = planned.duration(to: now), lateness >= shortestPeriod {
-            events.lateWake(lateness)
+            let busy = previousStepFinished.map { planned.duration(to: $0) }.flatMap { $0 > .zero ? $0 : nil }
+            events.lateWake(lateness, busy)
         }
         if reports > 0 {
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {

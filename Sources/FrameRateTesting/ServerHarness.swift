@@ -62,7 +62,7 @@ package final class ServerHarness {
                 rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
-                lateWake: { lateness in bound.value.tickPlaneWokeLate(lateness: lateness) }
+                lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) }
             )
         )
         core.adminGroupID = testAdminGroupID
@@ -137,9 +137,12 @@ package final class ServerHarness {
     }
 
     /// Moves the clock to `instant` and runs the tick plane there (whatever is due).
-    package func step(to instant: MonotonicClock.Instant) {
+    /// - Parameter previousStepFinished: when the tick plane's previous iteration is to have
+    ///   finished sending (`nil`: in time): a deadline before it was reached late because the
+    ///   fan-out was busy, not because it woke late.
+    package func step(to instant: MonotonicClock.Instant, previousStepFinished: MonotonicClock.Instant? = nil) {
         clock.set(instant)
-        engine.step(at: instant)
+        engine.step(at: instant, previousStepFinished: previousStepFinished)
         loop.run()
     }
 }

@@ -25,7 +25,7 @@ import Testing
     /// One fixed 60 Hz display: the rate never changes, so only links make anything due.
     static let fixed60 = [DisplayConfiguration(id: DisplayID(rawValue: 0), profile: .fixed60)]
 
-    @Test("a late wake-up is in each link's next tick and in the journal; sleeping through a 10 Hz link's idle vsyncs is not late")
+    @Test("a late wake-up or an overrun is in each link's next tick and in the journal, each named; sleeping through a 10 Hz link's idle vsyncs is not late")
     func lateWakeUpsAreReported() throws {
         let log = RecordingLogHandler()
         let server = ServerHarness(displays: Self.fixed60, logHandler: log)
@@ -58,6 +58,25 @@ import Testing
         try server.runNextVsync()
         #expect(try Self.ticks(fast.lines()).map(\.skipped) == [0])
         #expect(log.messages.filter { $0.contains("tick plane woke") }.count == 1)
+
+        // The previous iteration still sending 0.3 ms before the next vsync: in time. Still
+        // sending 1.4 periods after it, and running 1.5 periods late: the fan-out overran, it
+        // did not wake late, and the journal says which.
+        let third = try #require(server.nextWake)
+        server.step(to: third.advanced(by: .microseconds(50)), previousStepFinished: third.advanced(by: .microseconds(-300)))
+        #expect(try Self.ticks(fast.lines()).map(\.skipped) == [0])
+        let fourth = try #require(server.nextWake)
+        server.step(to: fourth.advanced(by: period + period / 2), previousStepFinished: fourth.advanced(by: period + period * 2 / 5))
+        #expect(try Self.ticks(fast.lines()).map(\.skipped) == [1])
+        let busyLines = log.messages.filter { $0.contains("tick plane reached") }
+        #expect(
+            busyLines == [
+                "the tick plane reached a vsync 25.0 ms late: it was still sending the previous vsync's ticks 23.3 ms after it: the vsyncs it passed over show in the next ticks' skipped (late 2 time(s) since start)"
+            ]
+        )
+        #expect(log.messages.filter { $0.contains("tick plane woke") }.count == 1)
+        let causes = log.entries.filter { $0.metadata["event"] == "tick-plane-late" }.map { [$0.metadata["cause"], $0.metadata["busy_ms"]] }
+        #expect(causes == [["woke-late", nil], ["busy", "23.3"]])
     }
 
     @Test func theTickPlaneWakesExactlyAtTheVsyncsWhereALinkTicks() throws {
