@@ -22,6 +22,9 @@
 #                                     in .build/fuzz-edges; replay the corpus on the default
 #                                     build afterwards (FUZZ_REPLAY=1) so ASan sees every input
 #   FUZZ_REPLAY=1                     run every input of the corpora once and stop (no mutation)
+#   FUZZ_MIN_RUNS=1000                a timed run fails unless each target executed at least this
+#                                     many inputs (default 1000; 0: no check): a harness that
+#                                     hangs, or stops mutating, must not pass as fuzzed
 #
 # New inputs go to .build/fuzz/corpus/<target> (kept between runs); the committed seeds in
 # Tests/Fuzz/corpus/<target> are only read. A crash, leak or invariant violation stops the
@@ -46,6 +49,17 @@ esac
 "${build[@]}"
 bin="$("${build[@]}" --show-bin-path)"
 
+# A timed run (no FUZZ_RUNS, no replay) that executed fewer than FUZZ_MIN_RUNS inputs fails.
+check_executions() {
+  local target=$1 count=${2:-0} minimum=${FUZZ_MIN_RUNS:-1000}
+  [ -z "${FUZZ_REPLAY:-}" ] && [ -z "${FUZZ_RUNS:-}" ] || return 0
+  if [ "$count" -lt "$minimum" ]; then
+    echo "fuzz $target: only ${count} executions in ${seconds} s, fewer than FUZZ_MIN_RUNS=$minimum: the harness is stuck or not running" >&2
+    exit 1
+  fi
+  echo "fuzz $target: $count executions (at least $minimum required)"
+}
+
 for target in "${targets[@]}"; do
   work="$root/.build/fuzz/corpus/$target"
   artifacts="$root/.build/fuzz/artifacts/$target"
@@ -60,7 +74,15 @@ for target in "${targets[@]}"; do
   workers="${FUZZ_WORKERS:-}"
   if [ -z "$workers" ]; then
     echo "fuzz $target: $what"
-    "${run[0]}" "${limit[@]}" "${run[@]:1}"
+    log="$root/.build/fuzz/logs/$target.log"
+    mkdir -p "$(dirname "$log")"
+    status=0
+    "${run[0]}" "${limit[@]}" "${run[@]:1}" 2>&1 | tee "$log" || status=$?
+    [ "$status" -eq 0 ] || exit "$status"
+    # The final stats line; fork mode prints none, only its progress lines (#N ...).
+    count=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    [ -n "$count" ] || count=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -1)
+    check_executions "$target" "$count"
     continue
   fi
   case "$workers" in ''|*[!0-9]*|0) echo "FUZZ_WORKERS must be a positive number" >&2; exit 2 ;; esac
@@ -85,4 +107,5 @@ for target in "${targets[@]}"; do
     grep -hE 'ERROR: libFuzzer|invariant violated|SUMMARY|Test unit written' "$logs"/fuzz-*.log >&2 || true
     exit "$status"
   fi
+  check_executions "$target" "$total"
 done
