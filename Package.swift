@@ -245,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "FrameRateClientTests",
             dependencies: [
-                "FrameRateClient", "FrameRateProtocol", "FrameRateModel",
+                "FrameRateClient", "FrameRateProtocol", "FrameRateModel", "FrameRateTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -259,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "FramebenchTests",
             dependencies: [
-                "framebench", "FrameRateClient", "FrameRateProtocol", "FrameRateModel",
+                "framebench", "FrameRateClient", "FrameRateProtocol", "FrameRateModel", "FrameRateTesting",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

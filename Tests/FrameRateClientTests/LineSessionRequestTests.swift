@@ -5,24 +5,11 @@ import Musl
 #endif
 import FrameRateModel
 import FrameRateProtocol
+import FrameRateTesting
 import NIOCore
 import Testing
 
 @testable import FrameRateClient
-
-/// A deadline far enough away never to be reached by a test that passes.
-private func later() -> Int64 { MonotonicClock.nowNanoseconds + 10_000_000_000 }
-
-/// A canonical Tick line, as the daemon writes it.
-private func tickLine(link: UInt64, sequence: UInt64) -> String {
-    let shared = TickLineEncoder.sharedFields(
-        timestamp: 5_000_000_000, targetTimestamp: 5_008_333_333, duration: 8_333_333, refreshRate: 120, callbackRate: 120,
-        allocator: ByteBufferAllocator()
-    )
-    var line = ByteBuffer()
-    TickLineEncoder.write(link: link, sequence: sequence, skipped: 0, shared: shared, into: &line)
-    return String(buffer: line)
-}
 
 /// The daemon's side of a session: the lines it received.
 private func requests(on peer: ClientSocket) throws -> [JSONValue] {
@@ -47,10 +34,10 @@ struct LineSessionRequestTests {
         try peer.send(Wire.registered(id: 1, link: 7) + "\n" + Wire.result(id: 2, #"{"status":"SERVING"}"#) + "\n")
         let params: JSONValue = ["range": ["minimum": 120, "maximum": 120, "preferred": 120]]
 
-        let first = try session.call(.register, params: params, deadline: later())
+        let first = try session.call(.register, params: params, deadline: TestDeadline.later())
         #expect(first.result.map { $0["link"] } == .success(7))
         #expect(first.roundTripNanoseconds >= 0)
-        let second = try session.call(.healthCheck, deadline: later())
+        let second = try session.call(.healthCheck, deadline: TestDeadline.later())
         #expect(second.result == .success(["status": "SERVING"]))
 
         let sent = try requests(on: peer)
@@ -68,16 +55,16 @@ struct LineSessionRequestTests {
         let session = LineSession(socket: mine)
         let closed = Wire.closed(link: 3, status: .unavailable, message: "bye")
         try peer.send(
-            tickLine(link: 3, sequence: 1) + closed + "\n" + tickLine(link: 3, sequence: 2)
-                + Wire.result(id: 1, "{}") + "\n" + tickLine(link: 3, sequence: 3)
+            TickLines.line(link: 3, sequence: 1) + closed + "\n" + TickLines.line(link: 3, sequence: 2)
+                + Wire.result(id: 1, "{}") + "\n" + TickLines.line(link: 3, sequence: 3)
         )
         var handed: [String] = []
-        let reply = try session.call(.healthCheck, deadline: later()) { line in
+        let reply = try session.call(.healthCheck, deadline: TestDeadline.later()) { line in
             handed.append(String(decoding: line, as: UTF8.self))
         }
         #expect(reply.result == .success([:]))
-        let tickOne = String(tickLine(link: 3, sequence: 1).dropLast())
-        let tickTwo = String(tickLine(link: 3, sequence: 2).dropLast())
+        let tickOne = String(TickLines.line(link: 3, sequence: 1).dropLast())
+        let tickTwo = String(TickLines.line(link: 3, sequence: 2).dropLast())
         #expect(handed == [tickOne, closed, tickTwo])
         var after: [TickLineScanner.Fields] = []
         session.buffer.consumeLines { line in
@@ -94,8 +81,8 @@ struct LineSessionRequestTests {
         let notFound = RPCError.status(.notFound, "no link 9")
         let unreadable = RPCError.status(.invalidArgument, "request too large")
         try peer.send(Wire.error(id: 1, notFound) + "\n" + Wire.error(id: nil, unreadable) + "\n")
-        #expect(try session.call(.invalidate, params: ["link": 9], deadline: later()).result == .failure(notFound))
-        #expect(try session.call(.healthCheck, deadline: later()).result == .failure(unreadable))
+        #expect(try session.call(.invalidate, params: ["link": 9], deadline: TestDeadline.later()).result == .failure(notFound))
+        #expect(try session.call(.healthCheck, deadline: TestDeadline.later()).result == .failure(unreadable))
     }
 
     @Test("a deadline already past times out at once; the late response is skipped by the next call")
@@ -106,7 +93,7 @@ struct LineSessionRequestTests {
             try session.call(.healthCheck, deadline: MonotonicClock.nowNanoseconds)
         }
         try peer.send(Wire.result(id: 1, #""late""#) + "\n" + Wire.result(id: 2, #""fresh""#) + "\n")
-        #expect(try session.call(.healthCheck, deadline: later()).result == .success("fresh"))
+        #expect(try session.call(.healthCheck, deadline: TestDeadline.later()).result == .success("fresh"))
     }
 
     @Test("a response to an id never sent, a batch, or a line that is not JSON-RPC is a protocol violation")
@@ -116,7 +103,7 @@ struct LineSessionRequestTests {
             let session = LineSession(socket: mine)
             try peer.send(line + "\n")
             #expect(throws: ClientSocketError.self) {
-                try session.call(.healthCheck, deadline: later())
+                try session.call(.healthCheck, deadline: TestDeadline.later())
             }
             // The offending line was consumed: the next call finds nothing and times out.
             #expect(throws: ClientSocketError.timedOut, "\(line)") {
@@ -129,12 +116,12 @@ struct LineSessionRequestTests {
     func closedBeforeResponse() throws {
         let (mine, peer) = try socketPair()
         let session = LineSession(socket: mine)
-        try peer.send(tickLine(link: 1, sequence: 1))
+        try peer.send(TickLines.line(link: 1, sequence: 1))
         // Half-closed: the request can still be sent, but no response will come.
         #expect(shutdown(peer.descriptor, Int32(SHUT_WR)) == 0)
         var ticks = 0
         #expect(throws: ClientSocketError.closed) {
-            try session.call(.healthCheck, deadline: later()) { _ in ticks += 1 }
+            try session.call(.healthCheck, deadline: TestDeadline.later()) { _ in ticks += 1 }
         }
         #expect(ticks == 1)
     }
@@ -144,7 +131,7 @@ struct LineSessionRequestTests {
         let (mine, peer) = try socketPair()
         peer.close()
         #expect(throws: ClientSocketError.closed) {
-            try LineSession(socket: mine).call(.healthCheck, deadline: later())
+            try LineSession(socket: mine).call(.healthCheck, deadline: TestDeadline.later())
         }
     }
 
@@ -154,10 +141,10 @@ struct LineSessionRequestTests {
         let session = LineSession(socket: mine, buffer: LineBuffer(capacity: 4))
         try peer.send("ready\ngo 1 2\nrest")
         peer.close()
-        #expect(try session.readLine(deadline: later()) == "ready")
-        #expect(try session.readLine(deadline: later()) == "go 1 2")
-        #expect(try session.readLine(deadline: later()) == "rest")
-        #expect(try session.readLine(deadline: later()) == nil)
+        #expect(try session.readLine(deadline: TestDeadline.later()) == "ready")
+        #expect(try session.readLine(deadline: TestDeadline.later()) == "go 1 2")
+        #expect(try session.readLine(deadline: TestDeadline.later()) == "rest")
+        #expect(try session.readLine(deadline: TestDeadline.later()) == nil)
     }
 
     @Test("connecting to a path where nothing listens, or one too long, says so")

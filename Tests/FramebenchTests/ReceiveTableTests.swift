@@ -6,14 +6,12 @@ import Musl
 import FrameRateClient
 import FrameRateModel
 import FrameRateProtocol
+import FrameRateTesting
 import Histogram
 import NIOCore
 import Testing
 
 @testable import framebench
-
-/// A deadline far enough away never to be reached by a test that passes.
-private func later() -> Int64 { MonotonicClock.nowNanoseconds + 10_000_000_000 }
 
 /// The daemon's response to the session's `id`-th call: Register gave `link`.
 private func registered(id: Int64, link: UInt64) -> String {
@@ -28,14 +26,7 @@ private let origin = MonotonicClock.nowNanoseconds
 
 /// A Tick line as the daemon's encoder writes it; its timestamp is `sequence` ms after ``origin``.
 private func tick(link: UInt64, sequence: UInt64, skipped: UInt64 = 0) -> String {
-    let timestamp = origin + Int64(sequence) * 1_000_000
-    let shared = TickLineEncoder.sharedFields(
-        timestamp: timestamp, targetTimestamp: timestamp + 8_333_333, duration: 8_333_333, refreshRate: 120, callbackRate: 120,
-        allocator: ByteBufferAllocator()
-    )
-    var line = ByteBuffer()
-    TickLineEncoder.write(link: link, sequence: sequence, skipped: skipped, shared: shared, into: &line)
-    return String(buffer: line)
+    TickLines.line(link: link, sequence: sequence, skipped: skipped, timestamp: origin + Int64(sequence) * 1_000_000)
 }
 
 /// A socket pair: the worker's end in a ``LineSession``, and the daemon's end.
@@ -77,7 +68,7 @@ struct ReceiveTableTests {
         defer { close(daemon) }
         // The daemon's answers wait in the socket; link 7 ticks before link 8's answer.
         daemonSends(registered(id: 1, link: 7) + tick(link: 7, sequence: 1) + registered(id: 2, link: 8), on: daemon)
-        try table.add(session, links: 2, params: try params(), deadline: later())
+        try table.add(session, links: 2, params: try params(), deadline: TestDeadline.later())
         #expect(state.registeredLinks == 2 && state.callbackRateSum == 240)
         #expect(state.received == 1, "the tick read while registering counts")
 
@@ -97,8 +88,8 @@ struct ReceiveTableTests {
         defer { close(firstDaemon); close(secondDaemon) }
         daemonSends(registered(id: 1, link: 1), on: firstDaemon)
         daemonSends(registered(id: 1, link: 2), on: secondDaemon)
-        try table.add(first, links: 1, params: try params(), deadline: later())
-        try table.add(second, links: 1, params: try params(), deadline: later())
+        try table.add(first, links: 1, params: try params(), deadline: TestDeadline.later())
+        try table.add(second, links: 1, params: try params(), deadline: TestDeadline.later())
 
         let line = tick(link: 1, sequence: 1)
         let cut = line.utf8.index(line.utf8.startIndex, offsetBy: 100)
@@ -122,7 +113,7 @@ struct ReceiveTableTests {
         let (session, daemon) = try connection()
         defer { close(daemon) }
         daemonSends(registered(id: 1, link: 7), on: daemon)
-        try table.add(session, links: 1, params: try params(), deadline: later())
+        try table.add(session, links: 1, params: try params(), deadline: TestDeadline.later())
         let closed = LinkClosedNotification(link: LinkID(rawValue: 7), status: .unavailable, message: "bye").jsonValue
         daemonSends(
             tick(link: 7, sequence: 1) + tick(link: 7, sequence: 4, skipped: 2) + tick(link: 7, sequence: 6) + tick(link: 99, sequence: 1)
@@ -149,8 +140,8 @@ struct ReceiveTableTests {
         defer { close(secondDaemon) }
         daemonSends(registered(id: 1, link: 1), on: firstDaemon)
         daemonSends(registered(id: 1, link: 2), on: secondDaemon)
-        try table.add(first, links: 1, params: try params(), deadline: later())
-        try table.add(second, links: 1, params: try params(), deadline: later())
+        try table.add(first, links: 1, params: try params(), deadline: TestDeadline.later())
+        try table.add(second, links: 1, params: try params(), deadline: TestDeadline.later())
 
         let fd = first.socket.descriptor
         daemonSends(tick(link: 1, sequence: 1) + "{\"jsonrpc\":\"2.0\",\"meth", on: firstDaemon)
