@@ -415,6 +415,10 @@ public final class SocketWriter: Sendable {
             let queued = state.queue?.readableBytes ?? 0
             if (queued == 0 && !isInFlight(state)) || state.failed || state.destination == nil { return true }
             state.drained = body
+            // Only a flush or a landing through the lock calls `drained`. With nothing
+            // queued, a claim in flight could land without the writer (its word unchanged)
+            // and the waiter would wait for ever: closing the gate sends it through the lock.
+            _ = stopUnlockedClaims(state)
             return false
         }
         if now { body() }

@@ -6,6 +6,7 @@ import Musl
 import Dispatch
 import FrameRatePosix
 import NIOCore
+import Synchronization
 import Testing
 
 /// The unlocked claim through `TickGates` against a `SocketWriter` on a real socket pair:
@@ -69,6 +70,23 @@ import Testing
         #expect(connection.text() == "tick\nreply\n")
         // Nothing queued any more: unlocked claims are allowed again.
         #expect(connection.claimAndSend("next\n") != nil)
+    }
+
+    @Test("a drain waiter set while a claim is in flight, with nothing queued, runs when the claim lands")
+    func aDrainWaiterDuringAClaimIsReleasedByItsLanding() throws {
+        let connection = try Connection()
+        defer { connection.writer.close() }
+        let claimed = try #require(connection.claimAndSend("tick\n"))
+        let released = Mutex(false)
+        // What a session closing after its last reply does (SessionHandler): nothing is
+        // queued, but the fan-out's send is in flight.
+        connection.writer.whenDrained { released.withLock { $0 = true } }
+        #expect(!released.withLock { $0 })
+        // The fan-out cannot land alone: its landing goes through the writer, which drains.
+        #expect(!connection.gates.landIfUnchanged(slot: 2, claimed: claimed))
+        Array("tick\n".utf8).withUnsafeBytes { connection.writer.landTicks(.complete, of: $0) }
+        #expect(released.withLock { $0 }, "the waiter (a close) must not wait for a write that never comes")
+        #expect(connection.text() == "tick\n")
     }
 
     @Test func aReplyInProgressStopsClaimsUntilItEnds() throws {
