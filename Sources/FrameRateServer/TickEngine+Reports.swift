@@ -4,7 +4,8 @@ import FrameRateProtocol
 import NIOCore
 
 /// What the tick plane reports besides ticks: `framerate.v1.DisplayLink/Presented` for the
-/// frames a vsync showed, sent at that vsync after its ticks (see docs/architecture.md,
+/// frames a vsync showed, sent at that vsync after its ticks, by the fan-out thread that
+/// sends the connection's ticks (see docs/architecture.md,
 /// "Presented"), and the records of running traces.
 ///
 /// Kept apart from the tick path: only links that present cost anything here, and each
@@ -34,7 +35,10 @@ extension TickEngine {
         tracer.record(records)
     }
 
-    /// Encodes and writes each `Presented` notification to its connection (after the lock).
+    /// Encodes and writes each `Presented` notification to its connection (after the lock,
+    /// after the connection's ticks of the same vsync, on the thread that sent them). As a
+    /// tick, it waits behind a reply in progress (``SocketWriter/writeTicks(_:)``): a reply
+    /// being written holds the vsync's ticks, and `Presented` must not overtake them.
     static func sendPresented(_ presented: [Presented]) {
         guard !presented.isEmpty else { return }
         let allocator = ByteBufferAllocator()
@@ -43,7 +47,7 @@ extension TickEngine {
             JSONRPCOutboundMessage.notification(
                 method: V1Method.presented.rawValue, params: PresentedNotification(entry.presentation).jsonValue
             ).writeLine(into: &buffer)
-            entry.writer.write(buffer)
+            entry.writer.writeTicks(buffer)
         }
     }
 }

@@ -72,6 +72,9 @@ package final class TickEngine: Sendable {
     struct Batch {
         var deliveries: [Delivery] = []
         var fields: [ByteBuffer] = []
+        /// The frames this vsync showed on the shard's connections: their `Presented`
+        /// notifications go out after the shard's ticks, on the thread that sends them.
+        var presented: [Presented] = []
     }
 
     private let shared: SharedModel
@@ -209,19 +212,21 @@ package final class TickEngine: Sendable {
             case .pingWatchdog: events.watchdog()
             }
         }
+        for entry in presented {
+            shards[Self.shard(of: entry.presentation.owner, among: shards.count)].presented.append(entry)
+        }
         if let planned, let shortestPeriod, case let lateness = planned.duration(to: now), lateness >= shortestPeriod {
             let busy = previousStepFinished.map { planned.duration(to: $0) }.flatMap { $0 > .zero ? $0 : nil }
             events.lateWake(lateness, busy)
         }
         if reports > 0 {
-            for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty {
+            for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty || !shards[index + 1].presented.isEmpty {
                 helper.submit(shards[index + 1], number: batch)
             }
-            outbox.withLock { $0.send(shards[0], number: batch) }
+            outbox.withLock { Self.send(shards[0], number: batch, through: &$0) }
             // Releasing: the hand-overs above are visible to whoever reads this (FanOutProgress).
             progress.leaderSent.store(batch, ordering: .releasing)
         }
-        Self.sendPresented(presented)
         if shared.tracer.isActive { Self.trace(wake, into: shared.tracer) }
         return wake.sleepUntil
     }
@@ -268,8 +273,7 @@ package final class TickEngine: Sendable {
                     last = targets.count - 1
                 }
             }
-            let connection = OwnerTable<SocketWriter>.slot(of: tick.owner)
-            shards[shards.count == 1 ? 0 : connection % shards.count].deliveries.append(
+            shards[shard(of: tick.owner, among: shards.count)].deliveries.append(
                 Delivery(
                     link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer, owner: tick.owner,
                     fields: UInt32(truncatingIfNeeded: base + last)
@@ -278,6 +282,21 @@ package final class TickEngine: Sendable {
         }
     }
 
+}
+
+extension TickEngine {
+    /// The shard (fan-out thread) that sends everything of `owner`'s connection: fixed by
+    /// its slot, so that its lines leave from one thread, in order.
+    static func shard(of owner: OwnerID, among count: Int) -> Int {
+        count == 1 ? 0 : OwnerTable<SocketWriter>.slot(of: owner) % count
+    }
+
+    /// Sends one shard's ticks, then the `Presented` notifications of its connections:
+    /// each connection's come after its ticks of the same vsync.
+    static func send(_ batch: Batch, number: UInt64, through outbox: inout TickOutbox) {
+        outbox.send(batch, number: number)
+        sendPresented(batch.presented)
+    }
 }
 
 /// A fan-out thread other than the leader: sends the ticks of its shard's connections.
@@ -306,7 +325,7 @@ final class FanOutHelper: Sendable {
     func submit(_ batch: TickEngine.Batch, number: UInt64) {
         progress.submitted.store(number, ordering: .releasing)
         if sendsOnSubmitter.load(ordering: .relaxed) {
-            outbox.withLock { $0.send(batch, number: number) }
+            outbox.withLock { TickEngine.send(batch, number: number, through: &$0) }
             progress.sent.store(number, ordering: .releasing)
             return
         }
@@ -320,19 +339,28 @@ final class FanOutHelper: Sendable {
         sendsOnSubmitter.store(true, ordering: .relaxed)
     }
 
-    /// Sends queued deliveries until ``stop()``.
+    /// Sends queued deliveries until ``stop()``, and those queued before it: the leader
+    /// stops its helpers after its last hand-over, so nothing it handed over is dropped
+    /// (its ticks are counted as delivered, and closed connections' writers wait for them).
     func run() {
-        while !stopping.load(ordering: .acquiring) {
+        while true {
+            let stopRequested = stopping.load(ordering: .acquiring)
+            sendQueued()
+            if stopRequested { return }
             _ = waiter.wait(until: nil)
-            let batch = jobs.withLock { jobs in
-                defer { jobs.removeAll(keepingCapacity: true) }
-                return jobs
-            }
-            outbox.withLock { outbox in
-                for job in batch {
-                    outbox.send(job.batch, number: job.number)
-                    progress.sent.store(job.number, ordering: .releasing)
-                }
+        }
+    }
+
+    private func sendQueued() {
+        let batch = jobs.withLock { jobs in
+            defer { jobs.removeAll(keepingCapacity: true) }
+            return jobs
+        }
+        guard !batch.isEmpty else { return }
+        outbox.withLock { outbox in
+            for job in batch {
+                TickEngine.send(job.batch, number: job.number, through: &outbox)
+                progress.sent.store(job.number, ordering: .releasing)
             }
         }
     }

@@ -77,6 +77,21 @@ import Testing
         #expect(progress.sent.load(ordering: .acquiring) == 0)
     }
 
+    @Test("a helper told to stop first sends what was handed over before, then ends")
+    func stoppingSendsWhatWasHandedOverFirst() throws {
+        let connection = try Connection()
+        defer { connection.close() }
+        let progress = FanOutProgress.Helper()
+        let helper = try FanOutHelper(sendPath: .sendCalls, gates: nil, progress: progress)
+        // The leader's last hand-over, then its stop, before the helper's thread looked:
+        // run() on this thread plays that thread, and must not end with the batch unsent.
+        helper.submit(connection.batch, number: 5)
+        helper.stop()
+        helper.run()
+        #expect(progress.sent.load(ordering: .acquiring) == 5)
+        #expect(connection.readable().withUnsafeBytes { TickLineScanner.scan($0) }?.sequence == 41)
+    }
+
     @Test("a helper whose thread cannot be started sends on the leader; the others send on their own threads")
     func threadsThatCannotStart() throws {
         let first = try Connection()

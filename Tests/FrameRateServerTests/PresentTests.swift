@@ -86,6 +86,26 @@ import Testing
         #expect(state.displays[0].links[0].hitches?.dropped == 1)
     }
 
+    @Test("Presented never overtakes its vsync's tick, not even while a reply holds the ticks back")
+    func presentedWaitsBehindAReplyWithTheTicks() throws {
+        let server = ServerHarness()
+        let (client, link, tick) = try Self.link120(server)
+        try client.send(notificationLine(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        // A reply in progress on the connection when the vsync comes (the control loop is
+        // between beginReply and endReply): the vsync's tick waits for the reply.
+        let writer = try #require(server.shared.read { $0.writers.values.first })
+        writer.beginReply()
+        try server.runNextVsync()
+        #expect(try client.lines().isEmpty, "nothing overtakes the reply")
+        writer.endReply(ByteBuffer(string: "{\"reply\":1}\n"))
+        let lines = try client.lines()
+        #expect(lines.count == 3)
+        #expect(lines.first == #"{"reply":1}"#)
+        #expect(lines.dropFirst().first?.hasPrefix(Self.tickPrefix) == true)
+        #expect(lines.last?.hasPrefix(Self.presentedPrefix) == true)
+        #expect(try Self.presented(lines).map(\.sequence) == [tick.sequence])
+    }
+
     @Test func aRefusedPresentDoesNotCountAsItsFrame() throws {
         let server = ServerHarness()
         let (client, link, tick) = try Self.link120(server)
