@@ -135,9 +135,9 @@ public final class SocketWriter: Sendable {
         self.highWater = highWater
         self.observer = observer
         if case .socket(let descriptor) = destination, let gate {
-            self.gate = gate
-            gate.install(descriptor: descriptor)
-            gate.reopen()
+            let installed = gate.installed(descriptor: descriptor)
+            self.gate = installed
+            installed.reopen()
         } else {
             self.gate = nil
         }

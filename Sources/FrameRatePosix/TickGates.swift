@@ -10,7 +10,7 @@ import Synchronization
 /// thread at 2,000 links). The words of 2,000 connections are 16 KB.
 ///
 /// A word holds the connection's descriptor (bits 32–63), a tag naming the connection
-/// that owns the slot now (bits 8–31), and flags:
+/// that owns the slot now (bits 3–31), and flags:
 /// - ``open``: the writer allows unlocked tick sends: a socket, not failed nor closed,
 ///   nothing queued, no reply in progress. Only the writer sets or clears it, under its lock.
 /// - ``inFlight``: a fan-out thread is sending on the descriptor outside the writer's lock.
@@ -28,7 +28,10 @@ import Synchronization
 ///   meanwhile) it lands through the writer's lock, which carries out what was deferred.
 /// So a descriptor is never sent to by two threads at once, nor after its close. A word
 /// whose tag is not the writer's belongs to a newer connection in the same slot: neither
-/// side touches it on the old connection's behalf.
+/// side touches it on the old connection's behalf. The writer's side also compares the
+/// descriptor (``TickGate``): a connection's deferred close releases its word only while
+/// the word names its own descriptor, which is still open then, so a newer connection's
+/// word never matches it even if the two tags were equal.
 public final class TickGates: @unchecked Sendable {
     // @unchecked: `words` is allocated once in `init`, never reallocated, and freed only in
     // `deinit`; every access to a word is atomic (`Atomic` operations on its own address).
@@ -40,7 +43,12 @@ public final class TickGates: @unchecked Sendable {
     /// The descriptor is in the io_uring file table of the slot's fan-out thread.
     public static let registered: UInt64 = 4
     /// The bits of the tag.
-    static let tagMask: UInt64 = 0xFFFF_FF00
+    static let tagMask: UInt64 = 0xFFFF_FFF8
+    /// The bits of the descriptor.
+    static let descriptorMask: UInt64 = 0xFFFF_FFFF_0000_0000
+    /// Distinct tags: connections of one slot whose numbers differ by less than this
+    /// never share one (consecutive numbers never do).
+    static let tagCount: UInt64 = (1 << 29) - 1
 
     private let words: UnsafeMutablePointer<Atomic<UInt64>>
     /// Slots in the table: connections in slots at or above it are claimed through their writers.
@@ -61,9 +69,9 @@ public final class TickGates: @unchecked Sendable {
     /// The tag bits for the connection numbered `generation` (any number that tells the
     /// connections of one slot apart: the owner id's high half).
     public static func tag(of generation: UInt64) -> UInt64 {
-        // 0 is no connection's: a slot never used (or released) does not match.
-        let tag = (generation & 0xFF_FFFF) == 0 ? 1 : generation & 0xFF_FFFF
-        return tag << 8
+        // 1 ... tagCount: 0 is no connection's (a slot never used, or released, matches
+        // none), and `generation` and `generation + 1` always differ.
+        (generation % tagCount + 1) << 3
     }
 
     /// The gate of `slot` for a connection tagged `tag`, or `nil` beyond the table.
@@ -105,11 +113,28 @@ public struct TickGate: Sendable {
     let gates: TickGates
     let slot: Int
     let tag: UInt64
+    /// The tag and, once installed, the descriptor: what names this connection's word.
+    private var identity: UInt64
+    private static let identityMask = TickGates.descriptorMask | TickGates.tagMask
 
-    /// Takes the slot for a new connection on `descriptor`: no flag set.
-    func install(descriptor: Int32) {
-        gates.word(slot).pointee.store(UInt64(UInt32(bitPattern: descriptor)) << 32 | tag, ordering: .releasing)
+    init(gates: TickGates, slot: Int, tag: UInt64) {
+        self.gates = gates
+        self.slot = slot
+        self.tag = tag
+        identity = tag
     }
+
+    /// Takes the slot for a new connection on `descriptor` (no flag set).
+    /// - Returns: the gate to use from now on, which also knows the descriptor.
+    func installed(descriptor: Int32) -> TickGate {
+        var gate = self
+        gate.identity = UInt64(UInt32(bitPattern: descriptor)) << 32 | tag
+        gates.word(slot).pointee.store(gate.identity, ordering: .releasing)
+        return gate
+    }
+
+    /// Whether `word` is this connection's.
+    private func owns(_ word: UInt64) -> Bool { word & Self.identityMask == identity }
 
     /// Applies `change` to the word while it is this connection's.
     /// - Returns: the word before the change (`nil`: the slot is another connection's now).
@@ -117,7 +142,7 @@ public struct TickGate: Sendable {
     private func update(_ change: (UInt64) -> UInt64) -> UInt64? {
         let word = gates.word(slot)
         var current = word.pointee.load(ordering: .acquiring)
-        while current & TickGates.tagMask == tag {
+        while owns(current) {
             let (exchanged, original) = word.pointee.compareExchange(
                 expected: current, desired: change(current), ordering: .acquiringAndReleasing
             )
@@ -141,7 +166,7 @@ public struct TickGate: Sendable {
     /// Whether a claim (unlocked or through the writer) is in flight.
     var isInFlight: Bool {
         let word = gates.word(slot).pointee.load(ordering: .acquiring)
-        return word & TickGates.tagMask == tag && word & TickGates.inFlight != 0
+        return owns(word) && word & TickGates.inFlight != 0
     }
 
     /// Marks a claim made through the writer's lock.

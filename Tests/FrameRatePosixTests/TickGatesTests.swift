@@ -89,6 +89,37 @@ import Testing
         #expect(connection.text() == "tick\n")
     }
 
+    @Test("consecutive connections of a slot never share a tag, across every wrap of the tag space")
+    func consecutiveConnectionsHaveDistinctTags() {
+        for generation: UInt64 in [0, 1, 7, 1 << 24, (1 << 24) - 1, (1 << 29) - 2, (1 << 29) - 1, 1 << 29, 1 << 32, UInt64.max - 1] {
+            #expect(TickGates.tag(of: generation) != TickGates.tag(of: generation &+ 1), "\(generation)")
+            #expect(TickGates.tag(of: generation) != 0, "0 names no connection")
+            #expect(TickGates.tag(of: generation) & 0x7 == 0, "the flag bits stay free")
+            #expect(TickGates.tag(of: generation) >> 32 == 0, "the descriptor bits stay free")
+        }
+    }
+
+    @Test("an old connection's deferred close leaves a newer connection's word alone, even under the same tag")
+    func aDeferredCloseDoesNotReleaseTheNextConnectionsWord() throws {
+        let old = try Connection()
+        let claimed = try #require(old.claimAndSend("tick\n"))
+        // Closed mid-send: the descriptor stays open until the landing.
+        old.writer.close()
+        // The slot's next connection, given the same tag on purpose (tags only repeat after
+        // 2^29 - 1 connections), installs its word while the old claim is still in flight.
+        let next = try Pair(sendBuffer: 1 << 16)
+        let newer = SocketWriter(destination: .socket(next.writing), highWater: 1 << 20, gate: old.gates.gate(slot: 2, tag: Self.tag))
+        defer { newer.close() }
+        #expect(!old.gates.landIfUnchanged(slot: 2, claimed: claimed))
+        Array("tick\n".utf8).withUnsafeBytes { old.writer.landTicks(.complete, of: $0) }
+        #expect(old.text() == "tick\n")
+        // The old landing released only its own word: the newer connection is still claimable.
+        let (descriptor, newerClaim) = try #require(old.gates.claim(slot: 2, tag: Self.tag, needsRegistration: false))
+        #expect(descriptor == next.writing)
+        #expect(old.gates.landIfUnchanged(slot: 2, claimed: newerClaim))
+        SystemCall.close(next.reading)
+    }
+
     @Test func aReplyInProgressStopsClaimsUntilItEnds() throws {
         let connection = try Connection()
         defer { connection.writer.close() }
