@@ -51,13 +51,16 @@ public struct BatchSender: ~Copyable {
     }
 
     /// The path in use.
-    public let path: Path
+    public private(set) var path: Path
     /// Why io_uring is not in use when it was asked for (`nil` otherwise).
-    public let fallbackReason: String?
+    public private(set) var fallbackReason: String?
+    /// The io_uring failure that moved a running sender to `send` calls, until
+    /// ``takeRingFailure()`` reports it.
+    private var unreportedRingFailure: PosixError?
     /// Sends per `io_uring_enter`.
     public let ringEntries: UInt32
 
-    private let ring: SendRing?
+    private var ring: SendRing?
     // Scratch arrays reused from batch to batch (the owner thread only).
     private var claimed: [Int] = []
     /// Per claimed segment: the gate word as claimed without the writer (0: claimed through the writer).
@@ -133,7 +136,7 @@ public struct BatchSender: ~Copyable {
             if let ring {
                 results.removeAll(keepingCapacity: true)
                 results.append(contentsOf: repeatElement(0, count: claimed.count))
-                _ = descriptors.withUnsafeBufferPointer { fds in
+                let status = descriptors.withUnsafeBufferPointer { fds in
                     fixed.withUnsafeBufferPointer { fixed in
                         offsets.withUnsafeBufferPointer { offsets in
                             lengths.withUnsafeBufferPointer { lengths in
@@ -149,6 +152,7 @@ public struct BatchSender: ~Copyable {
                         }
                     }
                 }
+                if status < 0 { abandonRing(after: PosixError(errno: -status, call: "io_uring_enter")) }
                 for (slot, index) in claimed.enumerated() {
                     let segment = segments[index]
                     let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length)
@@ -166,6 +170,26 @@ public struct BatchSender: ~Copyable {
 }
 
 extension BatchSender {
+    /// The ring failed mid-batch: it is never submitted to again (requests it did not take
+    /// would go out with the next submission, pointing at this batch's freed buffer and
+    /// possibly reused descriptors), and every later batch goes out as `send` calls. The
+    /// failed batch's sends whose outcome is unknown count as failed: their connections
+    /// close, and the clients reconnect. Registered descriptors stay registered until their
+    /// writers close them (``SendRing/unregister(_:)`` needs no submission).
+    mutating func abandonRing(after error: PosixError) {
+        guard ring != nil else { return }
+        ring = nil
+        path = .sendCalls
+        fallbackReason = "io_uring failed while sending (\(error)); this fan-out thread sends with send(2) from now on"
+        unreportedRingFailure = error
+    }
+
+    /// The io_uring failure that moved this sender to `send` calls, once (`nil` after, or if none).
+    public mutating func takeRingFailure() -> PosixError? {
+        defer { unreportedRingFailure = nil }
+        return unreportedRingFailure
+    }
+
     /// Adds a claimed segment to the batch's sends.
     /// - Parameter gateWord: the gate word as claimed (0: claimed through the writer).
     @inline(__always)

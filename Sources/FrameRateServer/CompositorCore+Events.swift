@@ -128,6 +128,13 @@ extension CompositorCore {
         )
     }
 
+    /// A fan-out thread's io_uring failed while sending (reported by the tick plane, hopped
+    /// here): that thread sends with `send(2)` from now on; the sends of the failed batch
+    /// whose outcome is unknown closed their connections.
+    package func tickSendsFellBack(reason: String) {
+        logger.warning("\(reason)", metadata: ["event": "tick-send-path", "path": "\(BatchSender.Path.sendCalls.rawValue)"])
+    }
+
     /// `duration` in milliseconds with one decimal ("8.5").
     private static func milliseconds(_ duration: Duration) -> String {
         let tenths = FrameRateMath.wholeNumber(Swift.max(0, (duration / .microseconds(100)).rounded()), clampedTo: 0...UInt64.max)

@@ -134,7 +134,8 @@ public final class FrameRateServer: Service, Sendable {
                 },
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
                 watchdog: hooks.watchdog,
-                lateWake: { lateness, busy in eventLoop.execute { bound.value.tickPlaneLate(lateness: lateness, busy: busy) } }
+                lateWake: { lateness, busy in eventLoop.execute { bound.value.tickPlaneLate(lateness: lateness, busy: busy) } },
+                sendPathFellBack: { reason in eventLoop.execute { bound.value.tickSendsFellBack(reason: reason) } }
             )
         )
 

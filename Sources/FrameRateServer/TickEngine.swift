@@ -34,17 +34,22 @@ package final class TickEngine: Sendable {
         /// previous iteration was still sending (`nil`: it had finished before the deadline,
         /// so the wake-up itself came late).
         var lateWake: @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in }
+        /// A fan-out thread's io_uring failed while sending: it sends with `send(2)` from
+        /// now on, for the reason given.
+        var sendPathFellBack: @Sendable (_ reason: String) -> Void = { _ in }
 
         package init(
             rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
             disconnect: @escaping @Sendable (OwnerID) -> Void = { _ in },
             watchdog: @escaping @Sendable () -> Void = {},
-            lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in }
+            lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in },
+            sendPathFellBack: @escaping @Sendable (_ reason: String) -> Void = { _ in }
         ) {
             self.rateChanged = rateChanged
             self.disconnect = disconnect
             self.watchdog = watchdog
             self.lateWake = lateWake
+            self.sendPathFellBack = sendPathFellBack
         }
     }
 
@@ -97,7 +102,10 @@ package final class TickEngine: Sendable {
         precondition(workers - 1 <= progress.helpers.count, "more fan-out threads than the model was made for")
         var helpers: [FanOutHelper] = []
         for index in 0..<max(0, workers - 1) {
-            helpers.append(try FanOutHelper(sendPath: sendPath, gates: shared.gates, progress: progress.helpers[index]))
+            helpers.append(
+                try FanOutHelper(
+                    sendPath: sendPath, gates: shared.gates, progress: progress.helpers[index], sendPathFellBack: events.sendPathFellBack
+                ))
         }
         self.helpers = helpers
         self.progress = progress
@@ -223,7 +231,7 @@ package final class TickEngine: Sendable {
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty || !shards[index + 1].presented.isEmpty {
                 helper.submit(shards[index + 1], number: batch)
             }
-            outbox.withLock { Self.send(shards[0], number: batch, through: &$0) }
+            outbox.withLock { Self.send(shards[0], number: batch, through: &$0, sendPathFellBack: events.sendPathFellBack) }
             // Releasing: the hand-overs above are visible to whoever reads this (FanOutProgress).
             progress.leaderSent.store(batch, ordering: .releasing)
         }
@@ -292,10 +300,14 @@ extension TickEngine {
     }
 
     /// Sends one shard's ticks, then the `Presented` notifications of its connections:
-    /// each connection's come after its ticks of the same vsync.
-    static func send(_ batch: Batch, number: UInt64, through outbox: inout TickOutbox) {
+    /// each connection's come after its ticks of the same vsync. Reports it, once, when the
+    /// thread's io_uring failed and it moved to `send(2)`.
+    static func send(
+        _ batch: Batch, number: UInt64, through outbox: inout TickOutbox, sendPathFellBack: @Sendable (_ reason: String) -> Void
+    ) {
         outbox.send(batch, number: number)
         sendPresented(batch.presented)
+        if outbox.sender.takeRingFailure() != nil, let reason = outbox.sender.fallbackReason { sendPathFellBack(reason) }
     }
 }
 
@@ -310,10 +322,17 @@ final class FanOutHelper: Sendable {
     /// thread could not be started).
     private let outbox: Mutex<TickOutbox>
 
-    init(sendPath: BatchSender.Path, gates: TickGates?, progress: FanOutProgress.Helper) throws(PosixError) {
+    /// Tells the control loop that this thread's io_uring failed (``TickEngine/Events/sendPathFellBack``).
+    private let sendPathFellBack: @Sendable (_ reason: String) -> Void
+
+    init(
+        sendPath: BatchSender.Path, gates: TickGates?, progress: FanOutProgress.Helper,
+        sendPathFellBack: @escaping @Sendable (_ reason: String) -> Void = { _ in }
+    ) throws(PosixError) {
         waiter = try EventWaiter()
         outbox = Mutex(TickOutbox(path: sendPath, gates: gates))
         self.progress = progress
+        self.sendPathFellBack = sendPathFellBack
     }
 
     /// Set when the helper's thread could not be started: ``submit(_:number:)`` sends at once.
@@ -325,7 +344,7 @@ final class FanOutHelper: Sendable {
     func submit(_ batch: TickEngine.Batch, number: UInt64) {
         progress.submitted.store(number, ordering: .releasing)
         if sendsOnSubmitter.load(ordering: .relaxed) {
-            outbox.withLock { TickEngine.send(batch, number: number, through: &$0) }
+            outbox.withLock { TickEngine.send(batch, number: number, through: &$0, sendPathFellBack: sendPathFellBack) }
             progress.sent.store(number, ordering: .releasing)
             return
         }
@@ -359,7 +378,7 @@ final class FanOutHelper: Sendable {
         guard !batch.isEmpty else { return }
         outbox.withLock { outbox in
             for job in batch {
-                TickEngine.send(job.batch, number: job.number, through: &outbox)
+                TickEngine.send(job.batch, number: job.number, through: &outbox, sendPathFellBack: sendPathFellBack)
                 progress.sent.store(job.number, ordering: .releasing)
             }
         }

@@ -62,7 +62,8 @@ package final class ServerHarness {
                 rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
-                lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) }
+                lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) },
+                sendPathFellBack: { reason in bound.value.tickSendsFellBack(reason: reason) }
             )
         )
         core.adminGroupID = testAdminGroupID

@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
-import FrameRatePosix
+@testable import FrameRatePosix
 import NIOCore
 import Synchronization
 import Testing
@@ -187,6 +187,36 @@ import Testing
         writers[1].close()
         #expect(!Self.peerClosed(pairs[1]))
         Array(line.utf8).withUnsafeBytes { writers[1].landTicks(SystemCall.send(second, $0), of: $0) }
+        #expect(Self.peerClosed(pairs[1]))
+    }
+
+    @Test("after an io_uring failure the sender never submits to the ring again, sends with send(2) and says so once")
+    func aFailedRingIsAbandoned() throws {
+        var sender = BatchSender(preferred: .ioUring)
+        try #require(sender.path == .ioUring, "io_uring unavailable: \(sender.fallbackReason ?? "")")
+        let pairs = try (0..<2).map { _ in try Pair(sendBuffer: 1 << 16) }
+        defer { for pair in pairs { close(pair.reading) } }
+        let writers = pairs.map { SocketWriter(destination: .socket($0.writing), highWater: 1 << 20) }
+        let batch = {
+            sender.send(ByteBuffer(string: "tick\ntick\n"), segments: [
+                BatchSender.Segment(writer: .passUnretained(writers[0]), offset: 0, length: 5),
+                BatchSender.Segment(writer: .passUnretained(writers[1]), offset: 5, length: 5),
+            ])
+        }
+        batch()  // registers both descriptors in the ring
+        #expect(sender.takeRingFailure() == nil)
+        // What `send` does when io_uring_enter fails mid-batch.
+        sender.abandonRing(after: PosixError(errno: EBUSY, call: "io_uring_enter"))
+        #expect(sender.path == .sendCalls)
+        #expect(sender.fallbackReason?.contains("io_uring failed while sending") == true)
+        #expect(sender.takeRingFailure()?.errno == EBUSY)
+        #expect(sender.takeRingFailure() == nil, "reported once")
+        batch()
+        for pair in pairs { #expect(Self.text(pair.drain()) == "tick\ntick\n") }
+        // The descriptors registered before still leave the ring's table when their writers close.
+        writers[0].close()
+        #expect(Self.peerClosed(pairs[0]))
+        writers[1].close()
         #expect(Self.peerClosed(pairs[1]))
     }
 
