@@ -1,18 +1,26 @@
 package import FrameRateModel
+import FrameRatePosix
 
 /// Values indexed by owner id (the control loop's sessions, the tick plane's writers), so
 /// the tick fan-out finds a tick's connection by indexing an array instead of hashing.
 ///
 /// An owner id is `generation << 32 | (slot + 1)`: slots of closed connections are reused
-/// (lowest first), the generation never is, so an owner id still names only its own
-/// connection after its slot is reused (ticks computed for a connection that closed
-/// meanwhile find nothing).
+/// (lowest first), and each slot's generation only grows, so an owner id still names only
+/// its own connection after its slot is reused (ticks computed for a connection that closed
+/// meanwhile find nothing). Generations count per slot: the owners of one slot, one after
+/// the other, have consecutive generations, so their ``TickGates`` tags (taken from the
+/// generation) differ, however many connections came and went in other slots meanwhile.
 package struct OwnerTable<Value> {
     private var slots: [(owner: OwnerID, value: Value)?] = []
     /// Free slots, highest first, so `popLast` reuses the lowest.
     private var free: [Int] = []
-    /// Counts sessions opened: the high half of every owner id.
-    private var generation: UInt64 = 0
+    /// Per slot: the generation of the latest owner id handed out or adopted for it.
+    private var slotGenerations: [UInt64] = []
+    /// Ids handed out from now on have a generation above this (a predecessor's last one,
+    /// after a handover: no id of its can come back).
+    private var generationFloor: UInt64 = 0
+    /// The highest generation handed out or adopted.
+    private var highestGeneration: UInt64 = 0
     /// Open sessions.
     private(set) var count = 0
 
@@ -23,7 +31,6 @@ package struct OwnerTable<Value> {
 
     /// The owner id the next session gets (its slot is reserved until the session is stored or the id dropped).
     mutating func nextOwner() -> OwnerID {
-        generation += 1
         let slot: Int
         if let reused = free.popLast() {
             slot = reused
@@ -31,21 +38,44 @@ package struct OwnerTable<Value> {
             slots.append(nil)
             slot = slots.count - 1
         }
+        let previous = generation(of: slot)
+        var generation = Swift.max(previous, generationFloor) + 1
+        // Past a handover's floor the step can be larger than one: keep the slot's next tag
+        // different from its previous owner's all the same.
+        if TickGates.tag(of: generation) == TickGates.tag(of: previous) { generation += 1 }
+        setGeneration(generation, of: slot)
         return OwnerID(rawValue: generation << 32 | UInt64(slot + 1))
+    }
+
+    /// The generation of `slot`'s latest owner id (0: none yet).
+    private func generation(of slot: Int) -> UInt64 {
+        slotGenerations.indices.contains(slot) ? slotGenerations[slot] : 0
+    }
+
+    private mutating func setGeneration(_ generation: UInt64, of slot: Int) {
+        guard slot >= 0 else { return }
+        if slot >= slotGenerations.count {
+            slotGenerations.append(contentsOf: repeatElement(0, count: slot + 1 - slotGenerations.count))
+        }
+        slotGenerations[slot] = Swift.max(slotGenerations[slot], generation)
+        highestGeneration = Swift.max(highestGeneration, generation)
     }
 
     /// Stores `value` under an owner id handed out by a previous daemon, and makes sure
     /// ``nextOwner()`` never hands out its generation again.
     mutating func adopt(_ value: Value, for owner: OwnerID) {
-        generation = Swift.max(generation, owner.rawValue >> 32)
+        setGeneration(owner.rawValue >> 32, of: Self.slot(of: owner))
         insert(value, for: owner)
         free = slots.indices.filter { slots[$0] == nil }.reversed()
     }
 
     /// The last generation handed out (the high half of owner ids), for a handover.
     var lastGeneration: UInt64 {
-        get { generation }
-        set { generation = Swift.max(generation, newValue) }
+        get { highestGeneration }
+        set {
+            generationFloor = Swift.max(generationFloor, newValue)
+            highestGeneration = Swift.max(highestGeneration, newValue)
+        }
     }
 
     /// The value of `owner`, if present; setting `nil` is ``removeValue(forKey:)``.

@@ -1,4 +1,5 @@
 import FrameRateModel
+@testable import FrameRatePosix
 import Testing
 
 @testable import FrameRateServer
@@ -13,12 +14,50 @@ import Testing
         table[owners[2]] = nil
         table[owners[0]] = nil
         let reused = table.nextOwner()
-        #expect(reused.rawValue == 4 << 32 | 1)  // generation 4, slot 0
+        #expect(reused.rawValue == 2 << 32 | 1)  // slot 0's second owner: generation 2
         #expect(table[owners[0]] == nil)  // the old id no longer names the slot
         table[reused] = "session 3"
         #expect(table.count == 2)
         #expect(table.freeSlotCount == 1)  // slot 2
-        #expect(table.nextOwner().rawValue == 5 << 32 | 3)
+        #expect(table.nextOwner().rawValue == 2 << 32 | 3)
+    }
+
+    /// A batch built for a connection that closed may still be sent after its slot's next
+    /// owner has taken the slot's word in `TickGates`: only their tags tell them apart, so
+    /// a slot's consecutive owners must never share one, whatever happens in other slots.
+    @Test("a slot's consecutive owners have distinct tick-gate tags, however many connections come and go elsewhere")
+    func consecutiveOwnersOfASlotHaveDistinctTags() {
+        var table = OwnerTable<Int>()
+        let held = table.nextOwner()  // slot 0, for good
+        table[held] = 0
+        var previous = table.nextOwner()  // slot 1
+        table[previous] = 1
+        for round in 0..<2_000 {
+            // Connections come and go in other slots between two owners of slot 1.
+            let others = (0..<3).map { _ in table.nextOwner() }
+            for owner in others { table[owner] = round }
+            for owner in others { table[owner] = nil }
+            table[previous] = nil
+            let next = table.nextOwner()
+            #expect(next.tickGate.slot == 1)
+            #expect(next.rawValue >> 32 == (previous.rawValue >> 32) + 1, "consecutive generations in the slot")
+            #expect(next.tickGate.tag != previous.tickGate.tag)
+            table[next] = round
+            previous = next
+        }
+        // After a handover the successor starts above its predecessor's last generation; the
+        // slot's next tag still differs from the adopted owner's, even when the jump is a
+        // multiple of the tag space.
+        var successor = OwnerTable<Int>()
+        let adopted = OwnerID(rawValue: 5 << 32 | 1)
+        successor.adopt(7, for: adopted)
+        successor.lastGeneration = 5 + TickGates.tagCount - 1
+        successor[adopted] = nil
+        let after = successor.nextOwner()
+        #expect(after.tickGate.slot == 0)
+        #expect(after.rawValue >> 32 > 5 + TickGates.tagCount - 1)
+        #expect(after.tickGate.tag != adopted.tickGate.tag)
+        #expect(successor.lastGeneration == after.rawValue >> 32)
     }
 
     /// The writers' table is filled with ids the sessions' table hands out: it never calls
