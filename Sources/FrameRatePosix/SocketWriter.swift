@@ -412,13 +412,18 @@ public final class SocketWriter: Sendable {
     /// called with the writer's lock held, on the thread that drained the queue.
     public func whenDrained(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in
-            let queued = state.queue?.readableBytes ?? 0
-            if (queued == 0 && !isInFlight(state)) || state.failed || state.destination == nil { return true }
-            state.drained = body
+            if state.failed || state.destination == nil { return true }
             // Only a flush or a landing through the lock calls `drained`. With nothing
             // queued, a claim in flight could land without the writer (its word unchanged)
-            // and the waiter would wait for ever: closing the gate sends it through the lock.
-            _ = stopUnlockedClaims(state)
+            // and the waiter would wait for ever: the gate is closed first, and the answer
+            // of that same atomic step says whether a claim is still to land (one that
+            // landed just before is not waited for).
+            let inFlight = stopUnlockedClaims(state)
+            if (state.queue?.readableBytes ?? 0) == 0 && !inFlight {
+                reopenIfIdle(state)
+                return true
+            }
+            state.drained = body
             return false
         }
         if now { body() }

@@ -16,7 +16,7 @@ import Synchronization
 /// several cores. The leader also flushes connections whose socket buffers filled up,
 /// when epoll reports them writable.
 ///
-/// ``step(at:)`` is one iteration without the wait: the server harness calls it with
+/// ``step(at:previousStepFinished:)`` is one iteration without the wait: the server harness calls it with
 /// exact instants; ``run()`` loops it on the leader thread.
 package final class TickEngine: Sendable {
     /// What the control loop hears from the tick plane. Called on a tick-plane thread;
@@ -145,6 +145,8 @@ package final class TickEngine: Sendable {
                 let writer = shared.read { $0.writers[OwnerID(rawValue: token)] }
                 writer?.flush()
             }
+            // Flushing slow readers is work too: a deadline it runs past is not a late wake-up.
+            if !readiness.writable.isEmpty { finished = now() }
         }
     }
 

@@ -4,7 +4,7 @@ import NIOCore
 
 /// Moves a `--clock virtual` daemon's time, on the control loop: it asks the
 /// ``VirtualClockDriver`` what to do and does it (sets the ``VirtualClock``, runs the
-/// tick plane's ``TickEngine/step(at:)`` right here, arms the wall-time answer timeout).
+/// tick plane's ``TickEngine/step(at:previousStepFinished:)`` right here, arms the wall-time answer timeout).
 ///
 /// Why on the control loop: every request is handled there, so running the steps there
 /// too serializes them with the requests. ``CompositorCore`` calls ``evaluate()`` after
