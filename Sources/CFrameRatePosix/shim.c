@@ -125,6 +125,8 @@ cframerated_send_ring *cframerated_send_ring_create(unsigned entries, unsigned f
 
 unsigned cframerated_send_ring_files(const cframerated_send_ring *ring) { return ring->files; }
 
+int cframerated_send_ring_fd(const cframerated_send_ring *ring) { return ring->ring.ring_fd; }
+
 int cframerated_send_ring_set_file(cframerated_send_ring *ring, unsigned slot, int32_t fd) {
     if (slot >= ring->files) return -EINVAL;
     int result = io_uring_register_files_update(&ring->ring, slot, &fd, 1);
@@ -140,7 +142,7 @@ void cframerated_send_ring_destroy(cframerated_send_ring *ring) {
 int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
                                    const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
                                    int32_t *results, uint32_t count) {
-    const int32_t unknown = INT32_MIN;
+    const int32_t unknown = INT32_MIN + 1;
     uint32_t next = 0;
     while (next < count) {
         uint32_t queued = 0;
@@ -162,9 +164,11 @@ int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *f
             if (entered == -EINTR) continue;
             if (entered < 0) {
                 // The ring failed: a send whose outcome is unknown counts as failed (its
-                // connection is closed), never as unsent (that could repeat bytes).
+                // connection is closed), never as unsent (that could repeat bytes); one of a
+                // later chunk never reached the ring, and the caller may send it otherwise.
                 for (uint32_t index = next; index < count; index++) {
-                    if (index >= next + queued || results[index] == unknown) results[index] = -ECANCELED;
+                    if (index >= next + queued) results[index] = CFRAMERATED_SEND_NOT_SUBMITTED;
+                    else if (results[index] == unknown) results[index] = -ECANCELED;
                 }
                 return entered;
             }

@@ -155,7 +155,14 @@ public struct BatchSender: ~Copyable {
                 if status < 0 { abandonRing(after: PosixError(errno: -status, call: "io_uring_enter")) }
                 for (slot, index) in claimed.enumerated() {
                     let segment = segments[index]
-                    let outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length)
+                    let outcome: SystemCall.SendOutcome
+                    if results[slot] == CFRAMERATED_SEND_NOT_SUBMITTED {
+                        // Its chunk never reached the failed ring: sent now, as on the send path.
+                        let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
+                        outcome = SystemCall.send(descriptors[slot], lines)
+                    } else {
+                        outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length)
+                    }
                     land(outcome, segment: segment, gateWord: gateWords[slot], gates: gates, base: base)
                 }
             } else {
@@ -173,8 +180,9 @@ extension BatchSender {
     /// The ring failed mid-batch: it is never submitted to again (requests it did not take
     /// would go out with the next submission, pointing at this batch's freed buffer and
     /// possibly reused descriptors), and every later batch goes out as `send` calls. The
-    /// failed batch's sends whose outcome is unknown count as failed: their connections
-    /// close, and the clients reconnect. Registered descriptors stay registered until their
+    /// failed batch's sends whose outcome is unknown (those of the chunk being submitted)
+    /// count as failed: their connections close, and the clients reconnect; those of later
+    /// chunks never reached the ring and go out as `send` calls. Registered descriptors stay registered until their
     /// writers close them (``SendRing/unregister(_:)`` needs no submission).
     mutating func abandonRing(after error: PosixError) {
         guard ring != nil else { return }
@@ -183,6 +191,9 @@ extension BatchSender {
         fallbackReason = "io_uring failed while sending (\(error)); this fan-out thread sends with send(2) from now on"
         unreportedRingFailure = error
     }
+
+    /// The ring's descriptor while it is in use (tests replace it to make submissions fail).
+    var ringDescriptor: Int32? { ring.map { cframerated_send_ring_fd($0.pointer) } }
 
     /// The io_uring failure that moved this sender to `send` calls, once (`nil` after, or if none).
     public mutating func takeRingFailure() -> PosixError? {

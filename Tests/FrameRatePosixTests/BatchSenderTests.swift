@@ -220,6 +220,47 @@ import Testing
         #expect(Self.peerClosed(pairs[1]))
     }
 
+    @Test("io_uring_enter failing mid-batch: the chunk in the ring fails, later chunks go out with send(2), the ring is not used again")
+    func aRingThatFailsMidBatch() throws {
+        // Two sends per io_uring_enter, no registered files (io_uring_register would fail too).
+        var sender = BatchSender(preferred: .ioUring, ringEntries: 2, registeredFiles: 0)
+        try #require(sender.path == .ioUring, "io_uring unavailable: \(sender.fallbackReason ?? "")")
+        // The ring's descriptor now names /dev/null: its next io_uring_enter fails.
+        let descriptor = sender.ringDescriptor
+        let ring = try #require(descriptor)
+        let null = open("/dev/null", O_RDWR)
+        defer { close(null) }
+        #expect(dup2(null, ring) == ring)
+        let pairs = try (0..<5).map { _ in try Pair(sendBuffer: 1 << 16) }
+        defer { for pair in pairs { close(pair.reading) } }
+        let writers = pairs.map { SocketWriter(destination: .socket($0.writing), highWater: 1 << 20) }
+        defer { for writer in writers { writer.close() } }
+        func batch(_ round: Int, to indices: Range<Int>) {
+            var bytes = ByteBuffer()
+            var segments: [BatchSender.Segment] = []
+            for index in indices {
+                let start = bytes.readableBytes
+                bytes.writeString("round \(round) connection \(index)\n")
+                segments.append(BatchSender.Segment(writer: .passUnretained(writers[index]), offset: start, length: bytes.readableBytes - start))
+            }
+            sender.send(bytes, segments: segments)
+        }
+        batch(1, to: 0..<5)
+        let (path, descriptorAfter) = (sender.path, sender.ringDescriptor)
+        #expect(path == .sendCalls)
+        #expect(descriptorAfter == nil)
+        #expect(sender.takeRingFailure() != nil)
+        // The first chunk was in the failed submission: outcome unknown, so failed (closed),
+        // and nothing reached its readers. The later chunks never reached the ring: sent.
+        for index in 0..<2 {
+            #expect(writers[index].isClosed)
+            #expect(pairs[index].drain().isEmpty)
+        }
+        for index in 2..<5 { #expect(Self.text(pairs[index].drain()) == "round 1 connection \(index)\n") }
+        batch(2, to: 2..<5)
+        for index in 2..<5 { #expect(Self.text(pairs[index].drain()) == "round 2 connection \(index)\n") }
+    }
+
     @Test func theSendPathIsIoUringWhereTheKernelAllowsIt() throws {
         let sender = BatchSender(preferred: .ioUring)
         // `io_uring_disabled` 0 (or no such sysctl, before 6.6): io_uring is open to every process.

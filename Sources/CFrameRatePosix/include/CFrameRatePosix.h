@@ -84,10 +84,18 @@ int cframerated_send_ring_set_file(cframerated_send_ring *ring, unsigned slot, i
 /// which is at once: a non-blocking send completes inline. `results[i]` is the byte count
 /// sent (possibly fewer than offered) or a negative errno (-EAGAIN: nothing fitted). Returns
 /// 0, or a negative errno if the ring itself failed: then every send whose outcome is unknown
-/// is marked -ECANCELED (failed, never "unsent", which could repeat bytes), and the ring must
+/// is marked -ECANCELED (failed, never "unsent", which could repeat bytes), every send of a
+/// later chunk, which never reached the ring, CFRAMERATED_SEND_NOT_SUBMITTED, and the ring must
 /// not be submitted to again: requests the kernel had not taken stay in its submission queue,
 /// pointing at this call's buffer and descriptors, and the next `io_uring_enter` would send
 /// them. Only the thread that owns the ring may call this.
+/// A `results` entry of cframerated_send_ring_send_all: the send was never given to the ring
+/// (the ring failed before its chunk), so nothing of it was sent and it may be sent otherwise.
+static const int32_t CFRAMERATED_SEND_NOT_SUBMITTED = INT32_MIN;
+
+/// The ring's own descriptor (for tests that make its submissions fail).
+int cframerated_send_ring_fd(const cframerated_send_ring *ring);
+
 int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
                                    const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
                                    int32_t *results, uint32_t count);
