@@ -7,13 +7,13 @@ extension CompositorCore {
     /// How long `session`'s next request must wait (its user is over its share of the
     /// control loop or its reply rate, ``UserPacing``; always positive), or `nil` to handle
     /// it now. Root, the daemon's user and the admin group are never paced. The journal
-    /// hears of it (at most one line per connection per 10 s, with how often it was paced since).
+    /// hears of it (at most one line per user per 10 s, with how often it was paced since).
     func pacingDelay(of session: Session) -> Duration? {
         guard !session.isPrivileged else { return nil }
         let now = wallNow()
         guard let resumption = pacing.resumption(of: session.peer.uid, at: now) else { return nil }
         let delay = now.duration(to: resumption)
-        if case .log(let suppressed) = session.pacingLog.admit(at: now) {
+        if case .log(let suppressed) = pacingLogs.admit(uid: session.peer.uid, at: now) {
             let limits = configuration.limits.pacing
             let waitMilliseconds = (WireTime.nanoseconds(of: delay) + 999_999) / 1_000_000
             let message =

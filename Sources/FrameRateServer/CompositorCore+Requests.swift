@@ -10,17 +10,20 @@ extension CompositorCore {
     func handle(line: ByteBuffer, from session: Session) -> ByteBuffer? {
         let inbound = JSONRPCInbound.parse(line: line, configuration: rpcConfiguration)
         // A whole snapshot (or the OpenRPC document) costs far more than any other call: a
-        // batch may ask for one.
+        // batch may ask for one. Trace answers with the whole state too (and a batch could
+        // start and stop one 64 times over).
         var snapshots = 0
         return inbound.reply(allocator: session.context.channel.allocator) { method, params in
             let result: Result<JSONRPCInbound.MethodResult, RPCError>
-            if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == OpenRPCDocument.discoverMethod {
+            if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == V1Method.trace.rawValue
+                || method == OpenRPCDocument.discoverMethod
+            {
                 snapshots += 1
                 if snapshots > 1 {
                     result = .failure(
                         .status(
                             .resourceExhausted,
-                            "a batch may hold one GetState, Watch or rpc.discover (each returns a whole document); send the others on their own lines"
+                            "a batch may hold one GetState, Watch, Trace or rpc.discover (each returns a whole document); send the others on their own lines"
                         )
                     )
                 } else if method == V1Method.getState.rawValue {
@@ -39,10 +42,13 @@ extension CompositorCore {
         }
     }
 
+    /// Logs an error reply, at most 10 per user per 10 s (``UserRejectionLogs``): per
+    /// connection, a user sending one bad batch per new connection logged without end.
     private func logRejection(method: String, error: RPCError, session: Session) {
-        guard case .log(let suppressed) = session.rejectionLog.admit(at: wallNow()) else { return }
+        guard case .log(let suppressed) = requestRejectionLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
+        let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .rejectedRequest)
         logger.info(
-            "request rejected: \(method): \(error.message)\(SessionRejectionLog.note(suppressed: suppressed))",
+            "request rejected: \(method): \(error.message)\(note)",
             metadata: peerMetadata(session.peer).merging(
                 ["event": "request-rejected", "method": "\(method)", "status": "\(error.grpcStatus.name)"]
             ) { $1 }

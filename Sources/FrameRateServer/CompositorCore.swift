@@ -49,6 +49,12 @@ package final class CompositorCore {
     var linkEncodings = EncodedLinkCache()
     /// Rate limits of the log lines for rejections that end a connection, per user.
     var connectionRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
+    /// "client rejected" lines (connections refused), at most 10 per user per 10 s.
+    var refusalLogs = UserRejectionLogs<MonotonicClock.Instant>()
+    /// "request rejected" lines (error replies), at most 10 per user per 10 s.
+    var requestRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
+    /// "requests paced" lines, at most one per user per 10 s.
+    var pacingLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that
     /// say so (``tickPlaneLate(lateness:busy:)``).
     var lateWakeTotal: UInt64 = 0
@@ -126,9 +132,14 @@ package final class CompositorCore {
     /// (connection limit, or stopping): the refusal is sent and the connection closed.
     func open(peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination) -> Session? {
         if let message = refusal(of: peer) {
-            logger.warning(
-                "client rejected: \(message)", metadata: peerMetadata(peer).merging(["event": "client-rejected"]) { $1 }
-            )
+            // Refusing costs the user nothing (no connection is charged for it): the log lines
+            // are limited per user, or a connect-and-close loop would flood the journal.
+            if case .log(let suppressed) = refusalLogs.admit(uid: peer.uid, at: wallNow()) {
+                let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: peer.uid, kind: .refusedConnection)
+                logger.warning(
+                    "client rejected: \(message)\(note)", metadata: peerMetadata(peer).merging(["event": "client-rejected"]) { $1 }
+                )
+            }
             var buffer = context.channel.allocator.buffer(capacity: 256)
             JSONRPCOutboundMessage.response(
                 id: nil, result: .failure(.status(lifecycle == .running ? .resourceExhausted : .unavailable, message))

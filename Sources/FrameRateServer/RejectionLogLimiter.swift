@@ -1,13 +1,15 @@
 import FrameRateProtocol
 
-/// Caps how many "request rejected" lines one connection can put in the log: at most
-/// ``burst`` lines per ``window``. Rejections beyond that are counted, not logged, and the
-/// first line logged once a new window starts says how many were suppressed.
+/// Caps how many lines of one kind one source can put in the log: at most ``burst`` lines
+/// per ``window``. Lines beyond that are counted, not logged, and the first line logged
+/// once a new window starts says how many were suppressed. ``UserRejectionLogs`` keeps one
+/// per user (rejected requests, refused and closed connections, pacing); the tick plane's
+/// late vsyncs have one of their own.
 ///
 /// Pure and clock-free: the caller passes the time of each rejection (a stepped clock in
 /// tests, ``MonotonicClock`` in the server). Windows are fixed, starting at the first
-/// rejection after the previous window ended, so a client sending bad requests without
-/// pause logs at most `burst` lines (plus their suppression counts) every `window`.
+/// rejection after the previous window ended, so a source repeating itself without pause
+/// logs at most `burst` lines (plus their suppression counts) every `window`.
 struct RejectionLogLimiter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// The default ``burst``: 10 lines.
     static var defaultBurst: Int { 10 }
@@ -63,17 +65,5 @@ struct RejectionLogLimiter<Instant: InstantProtocol>: Sendable where Instant.Dur
         guard let start = windowStart else { return true }
         return start.duration(to: now) >= window
     }
-
-    /// The note a logged line carries after suppressed ones: `""` or
-    /// ` (12 more rejections on this connection were not logged)`.
-    static func note(suppressed: Int) -> String {
-        switch suppressed {
-        case 0: ""
-        case 1: " (1 more rejection on this connection was not logged)"
-        default: " (\(suppressed) more rejections on this connection were not logged)"
-        }
-    }
 }
 
-/// The limiter each ``Session`` carries, on the clock the server runs on.
-typealias SessionRejectionLog = RejectionLogLimiter<MonotonicClock.Instant>

@@ -35,10 +35,6 @@ final class Session {
     }
     /// Where the writer writes.
     let destination: SocketWriter.Destination
-    /// How many of this connection's rejected requests still get a log line (``RejectionLogLimiter``).
-    var rejectionLog = SessionRejectionLog()
-    /// At most one "requests paced" line per 10 s for this connection (``UserPacing``).
-    var pacingLog = SessionRejectionLog(burst: 1, window: .seconds(10))
 
     init(
         owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter, destination: SocketWriter.Destination,

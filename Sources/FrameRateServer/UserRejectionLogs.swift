@@ -1,9 +1,10 @@
-/// One ``RejectionLogLimiter`` per user for the rejections that end a connection (a line
-/// longer than the limit, a line that did not complete in time): each connection can be
-/// rejected that way only once, so a per-connection limit does nothing against a user who
-/// opens connection after connection (the partial-line attack's 200 per wave logged 200
-/// warnings a wave). At most ``RejectionLogLimiter/burst`` such lines per user per window;
-/// the next one logged says how many were left out.
+/// One ``RejectionLogLimiter`` per user, for log lines a user could otherwise repeat by
+/// opening connection after connection: requests rejected, connections refused at the
+/// limit, and the rejections that end a connection (a line longer than the limit, a line
+/// that did not complete in time; the partial-line attack's 200 connections per wave
+/// logged 200 warnings a wave). A per-connection limit does nothing against a user who
+/// opens a new connection for every line. At most ``RejectionLogLimiter/burst`` lines per
+/// user per window; the next one logged says how many were left out.
 ///
 /// Bounded: at most ``capacity`` users are tracked. A new user past that takes the place
 /// of one whose window has ended (its count is empty), else of any one (which starts over).
@@ -13,8 +14,14 @@ struct UserRejectionLogs<Instant: InstantProtocol>: Sendable where Instant.Durat
     let capacity: Int
     private var byUser: [UInt32: RejectionLogLimiter<Instant>] = [:]
 
-    init(capacity: Int = 1024) {
+    /// Each user's limit: at most `burst` lines per `window`.
+    private let burst: Int
+    private let window: Duration
+
+    init(capacity: Int = 1024, burst: Int = RejectionLogLimiter<Instant>.defaultBurst, window: Duration = RejectionLogLimiter<Instant>.defaultWindow) {
         self.capacity = max(1, capacity)
+        self.burst = burst
+        self.window = window
     }
 
     /// Users tracked now.
@@ -26,16 +33,29 @@ struct UserRejectionLogs<Instant: InstantProtocol>: Sendable where Instant.Durat
             let victim = byUser.first { $0.value.isIdle(at: now) }?.key ?? byUser.keys.first
             if let victim { byUser[victim] = nil }
         }
-        return byUser[uid, default: RejectionLogLimiter()].admit(at: now)
+        return byUser[uid, default: RejectionLogLimiter(burst: burst, window: window)].admit(at: now)
     }
 
-    /// The note a logged line carries after suppressed ones of `uid`: `""` or
-    /// ` (12 more connections of uid 1000 closed the same way were not logged)`.
-    static func note(suppressed: Int, uid: UInt32) -> String {
-        switch suppressed {
-        case 0: ""
-        case 1: " (1 more connection of uid \(uid) closed the same way was not logged)"
-        default: " (\(suppressed) more connections of uid \(uid) closed the same way were not logged)"
-        }
+    /// What a limiter counts, named in the note of the next line logged.
+    enum Kind: Sendable {
+        /// Connections closed for a line too long or too slow.
+        case closedConnection
+        /// Connections refused (the connection limit, or stopping).
+        case refusedConnection
+        /// Error replies.
+        case rejectedRequest
+    }
+
+    /// The note a logged line carries after suppressed ones of `uid`: `""` or, for
+    /// example, ` (12 more connections of uid 1000 closed the same way were not logged)`.
+    static func note(suppressed: Int, uid: UInt32, kind: Kind = .closedConnection) -> String {
+        guard suppressed > 0 else { return "" }
+        let (one, many) =
+            switch kind {
+            case .closedConnection: ("connection of uid \(uid) closed the same way", "connections of uid \(uid) closed the same way")
+            case .refusedConnection: ("refused connection of uid \(uid)", "refused connections of uid \(uid)")
+            case .rejectedRequest: ("rejected request of uid \(uid)", "rejected requests of uid \(uid)")
+            }
+        return suppressed == 1 ? " (1 more \(one) was not logged)" : " (\(suppressed) more \(many) were not logged)"
     }
 }

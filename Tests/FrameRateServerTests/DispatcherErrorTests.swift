@@ -211,6 +211,27 @@ struct InvalidParamsCase: Sendable, CustomTestStringConvertible {
         #expect(server.compositor.linkCount == 2)
     }
 
+    /// Trace answers with the whole state, as GetState does: a batch of Trace/StopTrace
+    /// pairs (ids are predictable) would otherwise encode it 64 times for one line.
+    @Test("a batch may hold one whole-document request in all, Trace included")
+    func oneWholeDocumentPerBatch() throws {
+        let server = ServerHarness()
+        let client = try server.connect()
+        let trace = requestLine(V1Method.trace.rawValue, nil, id: 1)
+        let getState = requestLine(V1Method.getState.rawValue, nil, id: 2)
+        let secondTrace = requestLine(V1Method.trace.rawValue, nil, id: 3)
+        let reply = try JSONValue(parsing: try client.call("[\(trace),\(getState),\(secondTrace)]"))
+        guard case .array(let responses) = reply else {
+            Issue.record("not a batch reply: \(reply)")
+            return
+        }
+        #expect(responses.count == 3)
+        #expect(responses.first?["result"]?["state"] != nil, "the first whole-document request is answered")
+        for refused in responses.dropFirst() {
+            #expect(refused["error"]?["data"]?["status"] == "RESOURCE_EXHAUSTED", "\(refused)")
+        }
+    }
+
     @Test func connectionLimit() throws {
         let server = ServerHarness(limits: .init(connections: 1, reservedConnections: 0))
         let first = try server.connect()

@@ -1,10 +1,13 @@
 import FrameRateTesting
 import FrameRateModel
+import FrameRatePosix
+import FrameRateProtocol
+import NIOEmbedded
 import Testing
 
 @testable import FrameRateServer
 
-/// The per-connection cap on "request rejected" log lines, on a stepped clock.
+/// The cap on one kind of log line from one source, on a stepped clock.
 @Suite struct RejectionLogLimiterTests {
     typealias Limiter = RejectionLogLimiter<ManualClock.Instant>
     let start = ManualClock.Instant(offset: .zero)
@@ -54,12 +57,6 @@ import Testing
         #expect(limiter.admit(at: at(34_999)) == .suppress)
         #expect(limiter.admit(at: at(35_000)) == .log(suppressed: 1))
     }
-
-    @Test func theNoteNamesTheCount() {
-        #expect(Limiter.note(suppressed: 0) == "")
-        #expect(Limiter.note(suppressed: 1) == " (1 more rejection on this connection was not logged)")
-        #expect(Limiter.note(suppressed: 42) == " (42 more rejections on this connection were not logged)")
-    }
 }
 
 /// The per-user cap on log lines for rejections that end a connection, on a stepped clock.
@@ -79,6 +76,16 @@ import Testing
         #expect(Logs.note(suppressed: 190, uid: 65534) == " (190 more connections of uid 65534 closed the same way were not logged)")
         #expect(Logs.note(suppressed: 1, uid: 7) == " (1 more connection of uid 7 closed the same way was not logged)")
         #expect(Logs.note(suppressed: 0, uid: 7) == "")
+        #expect(Logs.note(suppressed: 3, uid: 7, kind: .refusedConnection) == " (3 more refused connections of uid 7 were not logged)")
+        #expect(Logs.note(suppressed: 1, uid: 7, kind: .rejectedRequest) == " (1 more rejected request of uid 7 was not logged)")
+    }
+
+    @Test func eachUserGetsTheConfiguredAllowance() {
+        var logs = Logs(burst: 1, window: .seconds(10))
+        #expect(logs.admit(uid: 1, at: at(0)) == .log(suppressed: 0))
+        #expect(logs.admit(uid: 1, at: at(1)) == .suppress)
+        #expect(logs.admit(uid: 2, at: at(2)) == .log(suppressed: 0))
+        #expect(logs.admit(uid: 1, at: at(10_000)) == .log(suppressed: 1))
     }
 
     @Test("bounded: past its capacity a user whose window ended makes room first, one still counting keeps its count")
@@ -93,9 +100,44 @@ import Testing
     }
 }
 
-/// The per-user cap through the control plane: connections of one user, each closed for a
-/// line over the limit, log ten warnings per window, not one each.
+/// The per-user caps through the control plane: a user who opens connection after
+/// connection logs ten lines per window of each kind, not ten (or one) per connection.
 @Suite struct ConnectionRejectionLoggingTests {
+    @Test("rejected requests: ten lines per user per window, however many connections send them")
+    func rejectedRequestsFromManyConnectionsOfOneUserLogTenLines() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        for _ in 0..<25 {
+            let client = try server.connect(Peers.user)
+            let bad = (1...3).map { requestLine("framerate.v1.Nope/Nothing", nil, id: $0) }.joined(separator: ",")
+            _ = try client.call("[\(bad)]")
+            client.close()
+        }
+        #expect(log.messages.filter { $0.hasPrefix("request rejected:") }.count == 10)
+        let other = try server.connect(Peers.root)
+        _ = try other.call(requestLine("framerate.v1.Nope/Nothing", nil, id: 1))
+        #expect(log.messages.filter { $0.hasPrefix("request rejected:") }.count == 11)
+    }
+
+    @Test("refused connections: ten lines per user per window, then one that counts the rest")
+    func refusedConnectionsOfOneUserLogTenLines() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(limits: .init(connections: 1, reservedConnections: 0), logHandler: log)
+        let holder = try server.connect(Peers.root)
+        for _ in 0..<30 {
+            let refused = try server.connect(Peers.user)
+            _ = try refused.lines()
+            #expect(!refused.channel.isActive)
+        }
+        #expect(log.messages.filter { $0.hasPrefix("client rejected:") }.count == 10)
+        // A window later the next one says how many were left out.
+        server.clock.set(server.clock.now.advanced(by: .seconds(11)))
+        _ = try server.connect(Peers.user).lines()
+        let last = try #require(log.messages.last { $0.hasPrefix("client rejected:") })
+        #expect(last.hasSuffix(" (20 more refused connections of uid \(Peers.user.uid) were not logged)"), "\(last)")
+        holder.close()
+    }
+
     @Test func oversizedLinesFromManyConnectionsOfOneUserLogTenLines() throws {
         let log = RecordingLogHandler()
         let server = ServerHarness(limits: .init(lineLength: 1024), logHandler: log)
