@@ -31,21 +31,34 @@ package struct OwnerTable<Value> {
 
     /// The owner id the next session gets (its slot is reserved until the session is stored or the id dropped).
     mutating func nextOwner() -> OwnerID {
-        let slot: Int
-        if let reused = free.popLast() {
-            slot = reused
-        } else {
-            slots.append(nil)
-            slot = slots.count - 1
+        while true {
+            let slot: Int
+            let reused: Bool
+            if let free = free.popLast() {
+                (slot, reused) = (free, true)
+            } else {
+                slots.append(nil)
+                (slot, reused) = (slots.count - 1, false)
+            }
+            let previous = generation(of: slot)
+            var generation = Swift.max(previous, generationFloor) + 1
+            // Past a handover's floor the step can be larger than one: keep the slot's next
+            // tag different from its previous owner's all the same.
+            if TickGates.tag(of: generation) == TickGates.tag(of: previous) { generation += 1 }
+            if generation > Self.lastGenerationOfASlot {
+                // The slot's 2^32 - 1 owners are used up: its next id would repeat an old
+                // one (whose label residency may still name), so it is never used again.
+                if reused { continue }
+                // A new slot past a floor at the top of the range (nothing left to avoid).
+                generation = 1
+            }
+            setGeneration(generation, of: slot)
+            return OwnerID(rawValue: generation << 32 | UInt64(slot + 1))
         }
-        let previous = generation(of: slot)
-        var generation = Swift.max(previous, generationFloor) + 1
-        // Past a handover's floor the step can be larger than one: keep the slot's next tag
-        // different from its previous owner's all the same.
-        if TickGates.tag(of: generation) == TickGates.tag(of: previous) { generation += 1 }
-        setGeneration(generation, of: slot)
-        return OwnerID(rawValue: generation << 32 | UInt64(slot + 1))
     }
+
+    /// The highest generation an owner id can carry (its high 32 bits).
+    static var lastGenerationOfASlot: UInt64 { UInt64(UInt32.max) }
 
     /// The generation of `slot`'s latest owner id (0: none yet).
     private func generation(of slot: Int) -> UInt64 {

@@ -60,6 +60,21 @@ import Testing
         #expect(successor.lastGeneration == after.rawValue >> 32)
     }
 
+    @Test("a slot whose 2^32 - 1 generations are used up is never reused: its ids would repeat")
+    func anExhaustedSlotIsRetired() {
+        var table = OwnerTable<Int>()
+        // Slot 0 adopted at the last generation an id can carry, then closed.
+        let last = OwnerID(rawValue: OwnerTable<Int>.lastGenerationOfASlot << 32 | 1)
+        table.adopt(1, for: last)
+        table[last] = nil
+        let next = table.nextOwner()
+        #expect(next.tickGate.slot == 1, "slot 0 is retired")
+        #expect(next.rawValue >> 32 == 1)
+        table[next] = 2
+        #expect(table.freeSlotCount == 0)
+        #expect(table.nextOwner().tickGate.slot == 2)
+    }
+
     /// The writers' table is filled with ids the sessions' table hands out: it never calls
     /// `nextOwner()`, so nothing takes slots off its free list but the inserts themselves.
     /// Each close used to append to that list for good (and sort all of it): a daemon that
