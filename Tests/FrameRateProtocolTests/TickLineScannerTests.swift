@@ -99,6 +99,15 @@ import Testing
         #expect(Self.scan(whole)?.timestampNanoseconds == 1_234_000_000_000)
     }
 
+    @Test("a time beyond Int64 nanoseconds is refused, not a trap; the largest that fits is read")
+    func timesAtTheEdgeOfInt64() {
+        let largest = Self.valid.replacing("1234.500000001", with: "9223372036.854775807")
+        #expect(Self.scan(largest)?.timestampNanoseconds == Int64.max)
+        for beyond in ["9223372036.854775808", "9223372037", "9999999999.999999999"] {
+            #expect(Self.scan(Self.valid.replacing("1234.500000001", with: beyond)) == nil, "\(beyond)")
+        }
+    }
+
     @Test(arguments: [
         ("", "empty"),
         ("{}", "not a tick"),
