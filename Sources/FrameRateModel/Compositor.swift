@@ -144,7 +144,8 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// Boosts `link` (``LinkBoost``): from `now` for `duration` (clamped to
     /// `0...LinkBoost.maximumDuration`), it votes `range`, or `{max, max, max}` of its own
     /// range when `nil`. A running boost's end only moves later. When the boost ends, the
-    /// display re-arbitrates at that instant and falls back through the decrease dwell.
+    /// display re-arbitrates at that instant (at the last end, for boosts ending before the
+    /// same vsync) and falls back through the decrease dwell.
     /// - Returns: the link's status and when its boost ends.
     public mutating func boost(
         link: LinkID, owner: OwnerID, duration: Duration, range: FrameRateRange? = nil, at now: C.Instant

@@ -54,6 +54,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// When each link's content-velocity report in force expires (each link's
     /// ``DisplayLinkState/velocity``), as the time since the display's origin.
     private var velocityExpiries: [LinkID: Duration] = [:]
+    /// Re-arbitrations so far: each costs a pass over the display's links (the tests
+    /// bound how many one vsync may run).
+    private(set) var rearbitrations = 0
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
@@ -424,21 +427,43 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         boostEnds.isEmpty ? nil : boostEnds.values.min()
     }
 
-    /// Ends every boost that ended at or before `now`, in order of their ends, each
-    /// re-arbitrating at the instant it ended (so the decrease dwell counts from there).
+    /// Ends every boost that ended at or before `now`, in order of their ends. The boosts
+    /// that end before the same vsync end together, re-arbitrating once, at the last of
+    /// their ends (the decrease dwell counts from there): a rate change takes effect at a
+    /// vsync anyway, and one re-arbitration per end let a user who gave 1,024 links
+    /// boosts ending a few microseconds apart make one vsync re-arbitrate 1,024 times,
+    /// under the model lock, on the tick plane.
     private mutating func expireBoosts(through now: C.Instant) {
         let time = origin.duration(to: now)
-        // Each pass ends at least one boost: at most one pass per link.
-        while let end = earliestBoostEnd, end <= time {
+        guard let earliest = earliestBoostEnd, earliest <= time else { return }
+        let ended = boostEnds.filter { $0.value <= time }.sorted { $0.value < $1.value }
+        for group in groupedByVsync(ended) {
             let refresh = refreshRate
-            for (id, linkEnd) in boostEnds where linkEnd == end {
+            for (id, _) in ended[group] {
                 boostEnds[id] = nil
                 guard let index = positions[id] else { continue }
                 links[index].boost = nil
                 links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
             }
-            rearbitrate(at: origin.advanced(by: end))
+            rearbitrate(at: origin.advanced(by: ended[group.upperBound - 1].value))
         }
+    }
+
+    /// Splits `ends` (in order, as times since the display's origin) into runs that fall
+    /// before the same vsync.
+    private func groupedByVsync(_ ends: [(key: LinkID, value: Duration)]) -> [Range<Int>] {
+        var groups: [Range<Int>] = []
+        var start = 0
+        var due = ends.first.map { timeline.firstVsync(atOrAfter: origin.advanced(by: $0.value)).index }
+        for index in ends.indices.dropFirst() {
+            let next = timeline.firstVsync(atOrAfter: origin.advanced(by: ends[index].value)).index
+            if next != due {
+                groups.append(start..<index)
+                (start, due) = (index, next)
+            }
+        }
+        if !ends.isEmpty { groups.append(start..<ends.count) }
+        return groups
     }
 
     /// A driver that sleeps while nothing is due leaves the timeline behind `now`; before a
@@ -483,6 +508,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// Residency is the panel's: it follows the panel arbitration (the grid's when no
     /// content-velocity report is in force).
     private mutating func rearbitrate(at now: C.Instant) {
+        rearbitrations &+= 1
         let decision = arbitrate()
         governor.observe(decision, at: now)
         let panelDecision = arbitratePanel(grid: decision)
@@ -703,17 +729,19 @@ extension Display {
         velocityExpiries.isEmpty ? nil : velocityExpiries.values.min()
     }
 
-    /// Ends every velocity report that expired at or before `now`, in order of expiry,
-    /// each re-arbitrating at the instant it expired (so the panel's dwell counts from there).
+    /// Ends every velocity report that expired at or before `now`, in order of expiry; the
+    /// reports that expire before the same vsync end together, re-arbitrating once, at the
+    /// last of their expiries (the panel's dwell counts from there; see ``expireBoosts(through:)``).
     private mutating func expireVelocities(through now: C.Instant) {
         let time = origin.duration(to: now)
-        // Each pass ends at least one report: at most one pass per link.
-        while let end = earliestVelocityExpiry, end <= time {
-            for (id, expiry) in velocityExpiries where expiry == end {
+        guard let earliest = earliestVelocityExpiry, earliest <= time else { return }
+        let expired = velocityExpiries.filter { $0.value <= time }.sorted { $0.value < $1.value }
+        for group in groupedByVsync(expired) {
+            for (id, _) in expired[group] {
                 velocityExpiries[id] = nil
                 if let index = positions[id] { links[index].velocity = nil }
             }
-            rearbitrate(at: origin.advanced(by: end))
+            rearbitrate(at: origin.advanced(by: expired[group.upperBound - 1].value))
         }
     }
 

@@ -5,8 +5,9 @@
 /// - A boost lasts until ``end``; each further boost moves the end to `now + duration`
 ///   only if that is later: a boost never shortens an earlier one.
 /// - The latest boost's range is the one voted.
-/// - It ends exactly at ``end``: the display re-arbitrates at that instant and a lower
-///   rate then takes the normal decrease dwell.
+/// - It ends exactly at ``end``: the display re-arbitrates at that instant (at the last
+///   end, for boosts ending before the same vsync) and a lower rate then takes the
+///   normal decrease dwell.
 ///
 /// Times are durations since the display's origin (its first vsync), like ``LinkPacer``'s.
 public struct LinkBoost: Hashable, Sendable {
