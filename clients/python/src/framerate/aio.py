@@ -92,6 +92,12 @@ DEFAULT_EVENT_BUFFER = 4096
 _Hook = Optional[Callable[[Any], None]]
 
 
+#: What decoding a well-formed JSON message with wrong contents raises: a missing key, a
+#: wrong type, a number out of range (``int(float("inf"))`` is an ``OverflowError``:
+#: ``json`` reads ``1e400`` as infinity).
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, OverflowError)
+
+
 def _is_id(value: Any) -> bool:
     return type(value) is int
 
@@ -687,7 +693,7 @@ class Connection:
         if entry.hook is not None:
             try:
                 entry.hook(result)
-            except (KeyError, TypeError, ValueError, AttributeError) as error:
+            except _MALFORMED as error:
                 entry.future.set_exception(ProtocolError(f"unexpected result {result!r}: {error}"))
                 return
         entry.future.set_result(result)
@@ -701,7 +707,7 @@ class Connection:
                 return
             try:
                 tick = Tick.from_params(params)
-            except (KeyError, TypeError, ValueError) as error:
+            except _MALFORMED as error:
                 raise ProtocolError(f"malformed tick {params!r}: {error}") from None
             link._on_wire_tick(tick)
         elif method == CLOSED:
@@ -722,14 +728,18 @@ class Connection:
                 return
             try:
                 frame = Presented.from_params(params)
-            except (KeyError, TypeError, ValueError) as error:
+            except _MALFORMED as error:
                 raise ProtocolError(f"malformed Presented {params!r}: {error}") from None
             link._on_presented(frame)
         elif method == EVENT:
             watch_id = params.get("watch")
             watch = self._watches_by_id.get(watch_id) if isinstance(watch_id, int) and _is_id(watch_id) else None
             if watch is not None:
-                watch._push(Event.from_params(params))
+                try:
+                    event = Event.from_params(params)
+                except _MALFORMED as error:
+                    raise ProtocolError(f"malformed Event {params!r}: {error}") from None
+                watch._push(event)
 
     def _claim_link_id(self, preferred: int) -> int:
         live = [link._app_id for link in self._links if link._app_id is not None]
@@ -1125,9 +1135,15 @@ class DisplayLink:
     def presented(self) -> List[Presented]:
         """The :class:`~framerate.Presented` reports received since the last call, oldest
         first (at most as many as the tick buffer holds; older ones are dropped)."""
-        frames = list(self._presented)
-        self._presented.clear()
-        return frames
+        # popleft until empty, not list() then clear(): the blocking API calls this from
+        # the application's thread while the loop thread appends (deque's append and
+        # popleft are atomic; a report appended between a copy and a clear was lost).
+        frames: List[Presented] = []
+        while True:
+            try:
+                frames.append(self._presented.popleft())
+            except IndexError:
+                return frames
 
     # -- ticks --------------------------------------------------------------
 
@@ -1298,7 +1314,8 @@ class Watch:
         return self._app_id
 
     async def start(self) -> CompositorState:
-        """Subscribes (once); returns the state at subscription."""
+        """Subscribes (once); returns the state at subscription. If the ``Watch`` call
+        fails, the error is raised and a later ``start()`` (or iteration) tries again."""
         if not self._started:
             self._started = True
 
@@ -1306,7 +1323,11 @@ class Watch:
                 self._bind(result)
                 self._conn._watches.append(self)
 
-            await self._conn._call(WATCH, lambda: None, hook)
+            try:
+                await self._conn._call(WATCH, lambda: None, hook)
+            except BaseException:
+                self._started = False  # not subscribed: nothing would ever end or feed it
+                raise
         assert self.state is not None
         return self.state
 

@@ -1,0 +1,80 @@
+"""The client against a scripted daemon that sends well-formed JSON with wrong contents:
+each call ends with an error instead of hanging, and a failed Watch can be started again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import pytest
+
+import framerate
+
+
+def run(coro, timeout: float = 10.0):
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+async def scripted_daemon(path: Path, answer: Callable[[Dict], str]) -> asyncio.AbstractServer:
+    """A Unix-socket server answering each request line with ``answer(request)``."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            request = json.loads(line)
+            if "id" in request:
+                writer.write(answer(request).encode() + b"\n")
+                await writer.drain()
+        writer.close()
+
+    return await asyncio.start_unix_server(serve, path=str(path))
+
+
+def test_a_reply_with_a_number_out_of_range_is_an_error_not_a_hang(tmp_socket_dir):
+    """``1e400`` reads as infinity, and ``int(inf)`` raises ``OverflowError``, which used to
+    escape the reader: the call waited for ever."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    def answer(request: Dict) -> str:
+        return ('{"jsonrpc":"2.0","id":%d,"result":{"link":1e400,"display":0,"refreshRate":120.0,'
+                '"callbackRate":120.0}}' % request["id"])
+
+    async def main() -> None:
+        server = await scripted_daemon(path, answer)
+        async with server:
+            conn = await framerate.connect(str(path), reconnect=False)
+            try:
+                with pytest.raises(framerate.ProtocolError):
+                    await conn.register(60, 120, 120)
+            finally:
+                await conn.close()
+
+    run(main())
+
+
+def test_a_watch_whose_start_failed_can_be_started_again(tmp_socket_dir):
+    path = tmp_socket_dir / "scripted.sock"
+    methods: List[str] = []
+
+    def answer(request: Dict) -> str:
+        methods.append(request["method"])
+        return ('{"jsonrpc":"2.0","id":%d,"error":{"code":8,"message":"too many watches",'
+                '"data":{"status":"RESOURCE_EXHAUSTED"}}}' % request["id"])
+
+    async def main() -> None:
+        server = await scripted_daemon(path, answer)
+        async with server:
+            conn = await framerate.connect(str(path), reconnect=False)
+            try:
+                watch = conn.watch()
+                for _ in range(2):
+                    # The second start asks the daemon again (it used to fail an assertion,
+                    # and iteration waited for ever).
+                    with pytest.raises(framerate.FrameRateError):
+                        await watch.start()
+            finally:
+                await conn.close()
+
+    run(main())
+    assert methods == ["framerate.v1.Compositor/Watch"] * 2
