@@ -167,7 +167,7 @@ typedef struct fr_link_options {
     int64_t display;          /* display id, or -1 for the default display */
     int paused;               /* start paused */
     int high_frame_rate;      /* declare the high-frame-rate entitlement (> 60 Hz on phones) */
-    const char *label;        /* shown by framectl status; NULL for none; copied */
+    const char *label;        /* shown by framectl status; NULL for none; copied; UTF-8 (else FR_EINVAL) */
     int adaptive;             /* step down to a lower, even rate while frames keep missing
                                  their deadline (tick to fr_frame_done), back up once they fit */
     int timelines;            /* future frames each tick lists, 1 to 7 (0 counts as 1) */
@@ -379,7 +379,8 @@ FR_API int fr_link_error(const fr_link *link, fr_error *why);
 
 /* A raw request: `params_json` is a JSON object or NULL; on FR_OK, *result_json
  * (if not NULL) is the compact JSON of the result, to free with fr_free. Streams
- * started this way (Register, Watch) are not routed. */
+ * started this way (Register, Watch) are not routed. FR_EINVAL for a method name that
+ * is not UTF-8 or params that are not one JSON value on one line. */
 FR_API int fr_call(fr_conn *conn, const char *method, const char *params_json, char **result_json);
 FR_API void fr_free(void *pointer);
 /* The same request without waiting: fn gets the answer from fr_dispatch (or from

@@ -108,6 +108,17 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
     return n;
 }
 
+int fr_json_utf8_valid(const char *text) {
+    const unsigned char *p = (const unsigned char *)text, *end = p + strlen(text);
+    while (p < end) {
+        if (*p < 0x80) { p++; continue; }
+        size_t n = utf8_len(p, end);
+        if (n == 0) return 0;
+        p += n;
+    }
+    return 1;
+}
+
 /* At the opening quote. Decodes into arena memory. */
 static int parse_string(parser *ps, const char **out, size_t *out_len) {
     const char *p = ps->p + 1;

@@ -57,4 +57,9 @@ int fr_json_i64(const fr_json *value, int64_t *out);
 /* A finite number. */
 int fr_json_double(const fr_json *value, double *out);
 
+/* Whether the NUL-terminated `text` is valid UTF-8 (no overlong forms, no UTF-16
+ * surrogates, nothing above U+10FFFF): what a string the client sends must be, since the
+ * daemon answers a line that is not with a parse error that names no request. */
+int fr_json_utf8_valid(const char *text);
+
 #endif

@@ -1453,6 +1453,7 @@ static int build_register(const void *ctx, sb *s) { return write_register_params
 
 int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
     if (conn == NULL || options == NULL || out == NULL || !valid_range(&options->range)) return FR_EINVAL;
+    if (options->label && !fr_json_utf8_valid(options->label)) return FR_EINVAL;
     if (options->timelines < 0 || options->timelines > FR_MAX_TIMELINES) return FR_EINVAL;
     if (options->preferred_frame_latency < 0 || options->preferred_frame_latency > 2) return FR_EINVAL;
     *out = NULL;
@@ -1808,7 +1809,7 @@ static int build_raw(const void *p, sb *s) {
 
 int fr_call(fr_conn *conn, const char *method, const char *params_json, char **result_json) {
     if (result_json) *result_json = NULL;
-    if (conn == NULL || method == NULL) return FR_EINVAL;
+    if (conn == NULL || method == NULL || !fr_json_utf8_valid(method)) return FR_EINVAL;
     if (params_json) { /* must be one JSON value on one line */
         fr_json_doc *doc;
         size_t n = strlen(params_json);
@@ -1981,7 +1982,7 @@ uint64_t fr_watch_id(const fr_watch *watch) { return watch ? watch->app_id : 0; 
 /* ---- the event loop: asynchronous calls, dispatch ------------------------------ */
 
 int fr_call_async(fr_conn *conn, const char *method, const char *params_json, fr_reply_fn fn, void *user) {
-    if (conn == NULL || method == NULL || fn == NULL) return FR_EINVAL;
+    if (conn == NULL || method == NULL || fn == NULL || !fr_json_utf8_valid(method)) return FR_EINVAL;
     if (params_json) {
         fr_json_doc *doc;
         size_t n = strlen(params_json);

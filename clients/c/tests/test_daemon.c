@@ -319,6 +319,14 @@ static void test_register_errors(void) {
     memset(label, 'x', 300);
     label[300] = '\0';
     CHECK(register_rc(conn, 30, 60, 0, -1, label) == FR_ERPC && strcmp(e->field, "label") == 0);
+    /* Not UTF-8 (Latin-1 e-acute): refused here, at once, not sent for the daemon to
+     * answer with a parse error that names no request (the call used to time out). */
+    CHECK(register_rc(conn, 30, 60, 0, -1, "caf\xe9") == FR_EINVAL);
+    CHECK(register_rc(conn, 30, 60, 0, -1, "\xed\xa0\x80") == FR_EINVAL); /* a UTF-16 surrogate */
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check\xff", NULL, NULL) == FR_EINVAL);
+    char *health = NULL; /* the connection is unharmed: no stray error waits on it */
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, &health) == FR_OK && strncmp(health, "{\"status\":\"SERVING\"", 19) == 0);
+    free(health);
     CHECK(register_rc(conn, 30, 60, 0, -1, "caf\xc3\xa9 \"quoted\" \\ \t") == FR_OK);
     fr_json_doc *state = get_state(conn);
     CHECK(state_link(state, "caf\xc3\xa9 \"quoted\" \\ \t") != NULL);
