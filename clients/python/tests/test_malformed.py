@@ -78,3 +78,39 @@ def test_a_watch_whose_start_failed_can_be_started_again(tmp_socket_dir):
 
     run(main())
     assert methods == ["framerate.v1.Compositor/Watch"] * 2
+
+
+def test_a_register_given_up_on_does_not_leave_a_link_behind(tmp_socket_dir):
+    """The reply to a Register cancelled by a timeout still creates a link on the daemon:
+    the client invalidates it when the reply comes, instead of leaving it to vote."""
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[Dict] = []
+
+    async def main() -> None:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while line := await reader.readline():
+                request = json.loads(line)
+                seen.append(request)
+                if request.get("method") == "framerate.v1.DisplayLink/Register":
+                    await asyncio.sleep(0.3)  # answered after the client gave up
+                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"link":7,"display":0,"refreshRate":120.0,'
+                                  '"callbackRate":120.0}}\n' % request["id"]).encode())
+                    await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_unix_server(serve, path=str(path))
+        async with server:
+            conn = await framerate.connect(str(path), reconnect=False)
+            try:
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(conn.register(60, 120, 120), 0.05)
+                for _ in range(200):  # up to 2 s for the late reply and the Invalidate
+                    if any(request.get("method") == "framerate.v1.DisplayLink/Invalidate" for request in seen):
+                        break
+                    await asyncio.sleep(0.01)
+            finally:
+                await conn.close()
+
+    run(main())
+    invalidates = [request for request in seen if request.get("method") == "framerate.v1.DisplayLink/Invalidate"]
+    assert invalidates == [{"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/Invalidate", "params": {"link": 7}}]

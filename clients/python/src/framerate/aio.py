@@ -39,7 +39,7 @@ import os
 import random
 import stat
 from types import TracebackType
-from typing import Any, Callable, Deque, Dict, Generator, List, Optional, Tuple, Type, Union
+from typing import Any, Callable, Deque, Dict, Generator, List, Optional, Set, Tuple, Type, Union
 
 from . import _trust
 from .errors import (
@@ -188,6 +188,10 @@ class Connection:
         self._read_task: Optional["asyncio.Task[None]"] = None
         self._reconnect_task: Optional["asyncio.Task[None]"] = None
         self._pending: Dict[int, _Pending] = {}
+        #: Register requests given up on (cancelled, or timed out through ``wait_for``)
+        #: whose reply has not come: a link it still creates is invalidated at once, or it
+        #: would vote on the daemon for the life of the connection with nobody reading it.
+        self._abandoned_registers: Set[int] = set()
         self._next_id = 1
         self._links_by_id: Dict[int, DisplayLink] = {}
         self._links: List[DisplayLink] = []
@@ -419,6 +423,8 @@ class Connection:
             return await future
         finally:
             self._pending.pop(request_id, None)
+            if method == REGISTER and future.cancelled():
+                self._abandoned_registers.add(request_id)
 
     async def _send(self, line: bytes) -> None:
         writer = self._writer
@@ -538,6 +544,7 @@ class Connection:
             self._writer.close()
             self._writer = None
         pending, self._pending = self._pending, {}
+        self._abandoned_registers.clear()  # their links end with this connection
         for entry in pending.values():
             if not entry.future.done():
                 failure = type(error)(error.message, status=error.status, code=error.code, data=error.data)
@@ -682,6 +689,10 @@ class Connection:
                 self._unsolicited = error_from_response(message["error"])
             return
         entry = self._pending.pop(request_id, None) if _is_id(request_id) else None
+        if entry is None and _is_id(request_id) and request_id in self._abandoned_registers:
+            self._abandoned_registers.discard(request_id)
+            self._invalidate_abandoned(message.get("result"))
+            return
         if entry is None or entry.future.done():
             return
         if "error" in message:
@@ -697,6 +708,14 @@ class Connection:
                 entry.future.set_exception(ProtocolError(f"unexpected result {result!r}: {error}"))
                 return
         entry.future.set_result(result)
+
+    def _invalidate_abandoned(self, result: Any) -> None:
+        """Ends the link a Register given up on created after all (a notification: no
+        reply to wait for, and nothing to report if it fails)."""
+        link = result.get("link") if isinstance(result, dict) else None
+        writer = self._writer
+        if _is_id(link) and writer is not None and not writer.transport.is_closing():
+            writer.write(_encode(INVALIDATE, {"link": link}, None))
 
     def _notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == TICK:
