@@ -267,7 +267,8 @@ FR_API int fr_set_reconnect_policy(fr_conn *conn, const fr_reconnect_policy *pol
  * (0.5: no jitter): min(maximum, initial * multiplier^attempt) * (1 + jitter * (2 * random - 1)),
  * at most maximum_delay_ms. A pure function: the library calls it with a random number. */
 FR_API double fr_reconnect_delay_ms(const fr_reconnect_policy *policy, unsigned attempt, double random);
-/* How long a request waits for its answer (ms; default 5000). */
+/* How long a request waits for its answer (ms; default 5000). A Register that times out
+ * leaves no link behind: if its reply still comes, the library invalidates the link. */
 FR_API int fr_set_request_timeout(fr_conn *conn, int timeout_ms);
 FR_API const char *fr_conn_path(const fr_conn *conn);
 /* The socket descriptor, for poll(2): -1 while the connection is down; a new one

@@ -150,6 +150,11 @@ struct fr_conn {
     int fatal_err;
     unsigned seed;
     uint64_t waiting;        /* the id whose answer is awaited, or 0 */
+    /* Register requests that timed out on this socket: a late reply's link is
+     * invalidated, or it would vote on the daemon with nobody reading its ticks. The
+     * oldest is forgotten past eight. */
+    uint64_t abandoned[8];
+    unsigned abandoned_count;
     int answered;
     fr_msg answer;
     int has_unsolicited;
@@ -835,6 +840,7 @@ static void close_socket(fr_conn *conn) {
         conn->fd_generation++;
     }
     conn->fd = -1;
+    conn->abandoned_count = 0; /* their links end with the socket */
     conn->len = 0;
     conn->scanned = 0;
     for (fr_link *link = conn->links; link; link = link->next) link->bound = 0;
@@ -900,6 +906,37 @@ static int write_all(fr_conn *conn, const char *data, size_t len) {
         len -= (size_t)n;
     }
     return FR_OK;
+}
+
+/* Remembers the Register request `id` that timed out (the oldest goes past the limit). */
+static void abandon_register(fr_conn *conn, uint64_t id) {
+    size_t limit = sizeof conn->abandoned / sizeof conn->abandoned[0];
+    if (conn->abandoned_count == limit) {
+        memmove(conn->abandoned, conn->abandoned + 1, (limit - 1) * sizeof conn->abandoned[0]);
+        conn->abandoned_count--;
+    }
+    conn->abandoned[conn->abandoned_count++] = id;
+}
+
+/* The late reply to an abandoned Register: ends the link it created, with an Invalidate
+ * notification (nothing to wait for; if the write fails the socket is going anyway).
+ * Returns whether `msg` was such a reply. */
+static int invalidate_abandoned(fr_conn *conn, const fr_msg *msg) {
+    for (unsigned i = 0; i < conn->abandoned_count; i++) {
+        if (conn->abandoned[i] != msg->id) continue;
+        memmove(conn->abandoned + i, conn->abandoned + i + 1, (conn->abandoned_count - i - 1) * sizeof conn->abandoned[0]);
+        conn->abandoned_count--;
+        uint64_t link;
+        if (msg->kind == FR_MSG_RESULT && conn->fd >= 0 && fr_json_u64(fr_json_get(msg->result, "link"), &link) == 0) {
+            char line[160];
+            int n = snprintf(line, sizeof line,
+                             "{\"jsonrpc\":\"2.0\",\"method\":\"" M_INVALIDATE "\",\"params\":{\"link\":%llu}}\n",
+                             (unsigned long long)link);
+            if (n > 0 && (size_t)n < sizeof line) (void)write_all(conn, line, (size_t)n);
+        }
+        return 1;
+    }
+    return 0;
 }
 
 static fr_watch *find_watch(fr_conn *conn, uint64_t id) {
@@ -975,7 +1012,9 @@ static void handle_msg(fr_conn *conn, fr_msg *msg) {
         break;
     case FR_MSG_RESULT:
     case FR_MSG_ERROR:
-        if (conn->waiting && msg->id == conn->waiting && !conn->answered) {
+        if (invalidate_abandoned(conn, msg)) {
+            break;
+        } else if (conn->waiting && msg->id == conn->waiting && !conn->answered) {
             conn->answer = *msg;
             memset(msg, 0, sizeof *msg); /* ownership moved */
             conn->answered = 1;
@@ -1148,6 +1187,7 @@ static int conn_request(fr_conn *conn, const char *method, const char *params, f
         }
     }
     conn->waiting = 0;
+    if (!conn->answered && rc == FR_ETIMEDOUT && strcmp(method, M_REGISTER) == 0) abandon_register(conn, id);
     if (!conn->answered) return rc == FR_ETIMEDOUT ? FR_ETIMEDOUT : FR_ECLOSED;
     conn->answered = 0;
     *answer = conn->answer;

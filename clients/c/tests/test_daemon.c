@@ -334,6 +334,34 @@ static void test_register_errors(void) {
     fr_close(conn);
 }
 
+/* A Register that timed out leaves no link behind: its late reply is answered with an
+ * Invalidate (the link would otherwise vote on the daemon with nobody reading it). */
+static void test_timed_out_register_is_invalidated(void) {
+    fr_conn *conn = connect_ok();
+    int rc = FR_OK;
+    /* With no time to wait, the reply usually comes after the call gave up; when it
+     * happens to be read in time, that link is ended and the call tried again. */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        CHECK(fr_set_request_timeout(conn, 0) == FR_OK);
+        fr_link_options opt = FR_LINK_OPTIONS_INIT;
+        opt.range = (fr_range){ 30, 60, 0 };
+        opt.label = "c-abandoned";
+        fr_link *link = NULL;
+        rc = fr_register(conn, &opt, &link);
+        CHECK(fr_set_request_timeout(conn, 5000) == FR_OK);
+        if (rc != FR_OK) break;
+        CHECK(fr_invalidate(link) == FR_OK);
+    }
+    CHECK_MSG(rc == FR_ETIMEDOUT, "register: %s", fr_strerror(rc));
+    /* The first GetState reads the late reply first (and sends the Invalidate); the
+     * second sees the daemon after it. */
+    fr_json_free(get_state(conn));
+    fr_json_doc *state = get_state(conn);
+    CHECK(state_link(state, "c-abandoned") == NULL);
+    fr_json_free(state);
+    fr_close(conn);
+}
+
 static void test_update_pause_resume(void) {
     fr_conn *conn = connect_ok();
     fr_link *link = register_ok(conn, 80, 120, 120, 1, 0, "c-update");
@@ -840,6 +868,7 @@ int main(void) {
     RUN(test_connect_failures);
     RUN(test_register_and_ticks);
     RUN(test_register_errors);
+    RUN(test_timed_out_register_is_invalidated);
     RUN(test_update_pause_resume);
     RUN(test_frame_done_pacing);
     RUN(test_present_and_presented);
