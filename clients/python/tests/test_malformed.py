@@ -1,5 +1,6 @@
-"""The client against a scripted daemon that sends well-formed JSON with wrong contents:
-each call ends with an error instead of hanging, and a failed Watch can be started again."""
+"""The client against scripted daemons that misbehave: well-formed JSON with wrong
+contents, late answers, no answers. Each call ends with an error instead of hanging, a
+failed Watch can be started again, and a Register given up on leaves no link behind."""
 
 from __future__ import annotations
 
@@ -114,3 +115,29 @@ def test_a_register_given_up_on_does_not_leave_a_link_behind(tmp_socket_dir):
     run(main())
     invalidates = [request for request in seen if request.get("method") == "framerate.v1.DisplayLink/Invalidate"]
     assert invalidates == [{"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/Invalidate", "params": {"link": 7}}]
+
+
+def test_a_daemon_that_never_answers_times_out(tmp_socket_dir):
+    """A stopped (SIGSTOP) or wedged daemon accepts and never answers: the call raises
+    DeadlineExceeded after request_timeout instead of waiting for ever."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    async def main() -> None:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while await reader.readline():
+                pass  # reads every request, answers none
+            writer.close()
+
+        server = await asyncio.start_unix_server(serve, path=str(path))
+        async with server:
+            conn = await framerate.connect(str(path), reconnect=False, request_timeout=0.2)
+            try:
+                started = asyncio.get_running_loop().time()
+                with pytest.raises(framerate.DeadlineExceeded) as raised:
+                    await conn.health()
+                assert asyncio.get_running_loop().time() - started < 5
+                assert "request_timeout" in raised.value.message
+            finally:
+                await conn.close()
+
+    run(main())

@@ -44,6 +44,7 @@ from typing import Any, Callable, Deque, Dict, Generator, List, Optional, Set, T
 from . import _trust
 from .errors import (
     ConnectionClosed,
+    DeadlineExceeded,
     ConnectionLost,
     DaemonNotRunning,
     FrameRateError,
@@ -88,6 +89,8 @@ LINE_LIMIT = 64 * 1024 * 1024
 DEFAULT_TICK_BUFFER = 8
 #: Default number of undelivered events kept per watch.
 DEFAULT_EVENT_BUFFER = 4096
+#: Default seconds a call waits for its answer (the C client's default too).
+DEFAULT_REQUEST_TIMEOUT = 5.0
 
 _Hook = Optional[Callable[[Any], None]]
 
@@ -135,6 +138,7 @@ def connect(
     reconnect: Union[bool, ReconnectPolicy] = True,
     reconnect_timeout: Optional[float] = 30.0,
     tick_buffer: int = DEFAULT_TICK_BUFFER,
+    request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT,
 ) -> _Connect:
     """Connects to framerated: ``conn = await connect()`` or ``async with connect() as conn``.
 
@@ -152,6 +156,11 @@ def connect(
             :class:`~framerate.DaemonNotRunning` (or :class:`~framerate.Unavailable`).
         tick_buffer: undelivered ticks kept per link; when the application falls
             behind the oldest are dropped and counted in the next tick's ``skipped``.
+        request_timeout: seconds a call waits for its answer (``None``: no limit);
+            then it raises :class:`~framerate.DeadlineExceeded`. A daemon that is
+            stopped (``SIGSTOP``) or wedged accepts connections and never answers:
+            without a limit every call, and every re-registration after a reconnect,
+            would wait for ever. A ``register`` that timed out leaves no link behind.
 
     Raises:
         DaemonNotRunning: nothing listens on the path (the message names every path tried).
@@ -159,7 +168,10 @@ def connect(
         PermissionDenied: this user may not connect to the socket.
         Unavailable: another connect failure.
     """
-    return _Connect(path=path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer)
+    return _Connect(
+        path=path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer,
+        request_timeout=request_timeout,
+    )
 
 
 class Connection:
@@ -171,7 +183,7 @@ class Connection:
 
     def __init__(
         self, path: str, *, reconnect: Union[bool, ReconnectPolicy], reconnect_timeout: Optional[float], tick_buffer: int,
-        choice: Optional[SocketChoice] = None,
+        choice: Optional[SocketChoice] = None, request_timeout: Optional[float] = None,
     ) -> None:
         if tick_buffer < 1:
             raise ValueError("tick_buffer must be at least 1")
@@ -182,6 +194,7 @@ class Connection:
         #: The backoff and attempt limit used when the connection drops.
         self.policy = reconnect if isinstance(reconnect, ReconnectPolicy) else ReconnectPolicy()
         self._reconnect_timeout = reconnect_timeout
+        self._request_timeout = request_timeout
         self._tick_buffer = tick_buffer
         self._writer: Optional[asyncio.StreamWriter] = None
         self._reader: Optional[asyncio.StreamReader] = None
@@ -222,10 +235,14 @@ class Connection:
         reconnect: Union[bool, ReconnectPolicy] = True,
         reconnect_timeout: Optional[float] = 30.0,
         tick_buffer: int = DEFAULT_TICK_BUFFER,
+        request_timeout: Optional[float] = DEFAULT_REQUEST_TIMEOUT,
     ) -> "Connection":
         """Same as :func:`connect`."""
         choice = find_socket(path)
-        conn = cls(choice.path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer, choice=choice)
+        conn = cls(
+            choice.path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer, choice=choice,
+            request_timeout=request_timeout,
+        )
         await conn._connect_once()
         conn._ready.set()
         return conn
@@ -420,7 +437,14 @@ class Connection:
             self._pending.pop(request_id, None)
             raise
         try:
-            return await future
+            if self._request_timeout is None:
+                return await future
+            # On timeout the future is cancelled: a Register's late reply is then invalidated.
+            return await asyncio.wait_for(future, self._request_timeout)
+        except asyncio.TimeoutError:
+            raise DeadlineExceeded(
+                f"framerated did not answer {method} within {self._request_timeout:g} s (request_timeout)"
+            ) from None
         finally:
             self._pending.pop(request_id, None)
             if method == REGISTER and future.cancelled():

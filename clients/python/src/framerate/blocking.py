@@ -81,12 +81,16 @@ def connect(
     reconnect: Union[bool, ReconnectPolicy] = True,
     reconnect_timeout: Optional[float] = 30.0,
     tick_buffer: int = aio.DEFAULT_TICK_BUFFER,
+    request_timeout: Optional[float] = aio.DEFAULT_REQUEST_TIMEOUT,
 ) -> "Connection":
     """Connects to framerated; the arguments and errors are those of :func:`framerate.aio.connect`.
     ``path=None`` finds the socket the way framectl does."""
     runner = _LoopThread()
     try:
-        conn = runner.run(aio.Connection.open(path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer))
+        conn = runner.run(aio.Connection.open(
+            path, reconnect=reconnect, reconnect_timeout=reconnect_timeout, tick_buffer=tick_buffer,
+            request_timeout=request_timeout,
+        ))
     except BaseException:
         runner.stop()
         raise
