@@ -761,6 +761,12 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
         snprintf(connect_error, sizeof connect_error, "cannot create a socket: %s", strerror(errno));
         return errno == ENOMEM || errno == ENOBUFS ? FR_ENOMEM : FR_EIO;
     }
+    /* Before connect: a daemon that is stopped or wedged stops accepting, its backlog
+     * fills, and a blocking connect would wait for good; with the timeout it fails with
+     * EAGAIN after 5 s (the kernel applies SO_SNDTIMEO to a Unix connect). Kept for the
+     * writes afterwards. */
+    struct timeval tv = { 5, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     int rc;
     do rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
     while (rc < 0 && errno == EINTR);
@@ -775,6 +781,10 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
         case ENOENT:
             explain_not_running(path, conn->source, conn->per_user);
             return FR_ENOTRUNNING;
+        case EAGAIN:
+            snprintf(connect_error, sizeof connect_error, "cannot connect to %s: the daemon did not accept the connection "
+                     "within 5 s (its backlog is full: it is stopped, wedged or overloaded)", path);
+            return FR_ECONNECT;
         case EACCES:
         case EPERM:
             snprintf(connect_error, sizeof connect_error, "permission denied connecting to %s: your user may not use "
@@ -804,8 +814,6 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
         close(fd);
         return FR_EUNTRUSTED;
     }
-    struct timeval tv = { 5, 0 };
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     connect_error[0] = '\0';
     *fd_out = fd;
     return FR_OK;

@@ -785,6 +785,31 @@ static void test_ids_stay_unique_after_a_restart(void) {
     fr_close(conn);
 }
 
+/* A listener that stopped accepting (a daemon stopped with SIGSTOP, or wedged) with a
+ * full backlog: fr_connect fails after its 5 s timeout instead of blocking for good. */
+static void test_connect_to_a_full_backlog_times_out(void) {
+    char dir[64] = "/tmp/frfull-XXXXXX", path[128];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/framerated.sock", dir);
+    int listener = listen_at(path);
+    CHECK(listener >= 0 && listen(listener, 0) == 0); /* backlog 0: one pending connection fills it */
+    int first = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    CHECK(first >= 0 && connect(first, (struct sockaddr *)&addr, sizeof addr) == 0);
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    fr_conn *conn = (fr_conn *)1;
+    CHECK(fr_connect(path, &conn) == FR_ECONNECT && conn == NULL);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    CHECK_MSG(strstr(fr_connect_error(), "did not accept the connection") != NULL, "%s", fr_connect_error());
+    CHECK(end.tv_sec - start.tv_sec < 60); /* bounded (5 s), not for ever */
+    close(first);
+    close(listener);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_connection_limit_is_reported(void) {
     daemon_proc limited = daemon_;
     limited.pid = 0;
@@ -883,6 +908,7 @@ int main(void) {
     RUN(test_reconnect_after_restart);
     RUN(test_ids_stay_unique_after_a_restart);
     RUN(test_connection_limit_is_reported);
+    RUN(test_connect_to_a_full_backlog_times_out);
     RUN(test_closed_without_reconnect);
     RUN(test_reconnect_gives_up);
     printf("%d checks, %d failed\n", test_checks, test_failures);
