@@ -141,3 +141,56 @@ def test_a_daemon_that_never_answers_times_out(tmp_socket_dir):
                 await conn.close()
 
     run(main())
+
+
+def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(tmp_socket_dir):
+    """During a reconnect the client registers its links again; one the application
+    invalidates while its new registration is in flight is invalidated on the daemon
+    too, once the registration's reply gives its new id."""
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[tuple] = []  # (connection number, request)
+    connections = 0
+
+    async def main() -> None:
+        reregistered = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            number = connections
+            while line := await reader.readline():
+                request = json.loads(line)
+                seen.append((number, request))
+                if request.get("method") != "framerate.v1.DisplayLink/Register":
+                    continue
+                if number == 1:
+                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"link":1,"display":0,"refreshRate":60.0,'
+                                  '"callbackRate":60.0}}\n' % request["id"]).encode())
+                    await writer.drain()
+                    await asyncio.sleep(0.05)
+                    writer.close()  # the daemon goes away: the client reconnects
+                    return
+                reregistered.set()
+                await asyncio.sleep(0.2)  # the application invalidates meanwhile
+                writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"link":11,"display":0,"refreshRate":60.0,'
+                              '"callbackRate":60.0}}\n' % request["id"]).encode())
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_unix_server(serve, path=str(path))
+        async with server:
+            conn = await framerate.connect(str(path), reconnect=framerate.ReconnectPolicy(initial_delay=0.01, jitter=0))
+            try:
+                link = await conn.register(30, 60, 60)
+                await asyncio.wait_for(reregistered.wait(), 5)
+                await link.invalidate()
+                for _ in range(200):  # up to 2 s for the reply and the Invalidate
+                    if any(request.get("method") == "framerate.v1.DisplayLink/Invalidate" for _, request in seen):
+                        break
+                    await asyncio.sleep(0.01)
+            finally:
+                await conn.close()
+
+    run(main())
+    invalidates = [(number, request) for number, request in seen if request.get("method") == "framerate.v1.DisplayLink/Invalidate"]
+    assert invalidates == [(2, {"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/Invalidate", "params": {"link": 11}})]

@@ -667,12 +667,20 @@ class Connection:
 
     async def _rebind_all(self) -> None:
         for link in sorted(self._links, key=lambda link: link.id):
+            if link._ended:
+                continue  # invalidated while the links before it were registered again
             try:
                 await self._request(REGISTER, link._register_params(), link._rebind)
             except Unavailable:
                 raise
             except FrameRateError as error:  # e.g. the new daemon has no such display
                 self._end_link(link, error)
+                continue
+            if link._ended and link._daemon_id is not None:
+                # Invalidated while its registration was in flight: the daemon has it again.
+                if self._links_by_id.get(link._daemon_id) is link:
+                    del self._links_by_id[link._daemon_id]
+                self._send_invalidate(link._daemon_id)
         for watch in sorted(self._watches, key=lambda watch: watch.id or 0):
             try:
                 await self._request(WATCH, None, watch._rebind)
@@ -734,12 +742,17 @@ class Connection:
         entry.future.set_result(result)
 
     def _invalidate_abandoned(self, result: Any) -> None:
-        """Ends the link a Register given up on created after all (a notification: no
-        reply to wait for, and nothing to report if it fails)."""
+        """Ends the link a Register given up on created after all."""
         link = result.get("link") if isinstance(result, dict) else None
+        if isinstance(link, int) and _is_id(link):
+            self._send_invalidate(link)
+
+    def _send_invalidate(self, daemon_id: int) -> None:
+        """Sends ``Invalidate`` for a link the application no longer has, as a
+        notification (no reply to wait for, and nothing to report if it fails)."""
         writer = self._writer
-        if _is_id(link) and writer is not None and not writer.transport.is_closing():
-            writer.write(_encode(INVALIDATE, {"link": link}, None))
+        if writer is not None and not writer.transport.is_closing():
+            writer.write(_encode(INVALIDATE, {"link": daemon_id}, None))
 
     def _notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == TICK:
@@ -1110,7 +1123,9 @@ class DisplayLink:
         conn = self._conn
         if self._ended:
             raise NotFound(f"link {self.id} does not exist (already invalidated)", data={"status": "NOT_FOUND"})
-        if self._daemon_id is not None and conn.connected:
+        # Not only while connected: during a reconnect a link already registered again has
+        # a daemon id on the new socket (one not yet registered has none, and is skipped).
+        if self._daemon_id is not None and conn._writer is not None and not conn._closed:
             try:
                 await conn._request(INVALIDATE, {"link": self._daemon_id})
             except Unavailable:
