@@ -182,8 +182,9 @@ extension BatchSender {
     /// possibly reused descriptors), and every later batch goes out as `send` calls. The
     /// failed batch's sends whose outcome is unknown (those of the chunk being submitted)
     /// count as failed: their connections close, and the clients reconnect; those of later
-    /// chunks never reached the ring and go out as `send` calls. Registered descriptors stay registered until their
-    /// writers close them (``SendRing/unregister(_:)`` needs no submission).
+    /// chunks never reached the ring and go out as `send` calls. Registered descriptors
+    /// stay registered until their writers close them (``SendRing/unregister(_:)`` needs
+    /// no submission).
     mutating func abandonRing(after error: PosixError) {
         guard ring != nil else { return }
         ring = nil
