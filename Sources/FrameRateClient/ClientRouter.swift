@@ -112,14 +112,25 @@ final class ClientRouter: Sendable {
     /// now, and the daemon's response is ignored when it comes.
     func cancel(id: Int64) {
         let call: PendingCall? = state.withLock { state in
-            if let call = state.pending.removeValue(forKey: id) {
-                state.abandoned[id] = AbandonedCall(route: call.route)
-                return call
-            }
+            if let call = Self.abandon(id, in: &state) { return call }
             if !state.closed { state.cancelledEarly.insert(id) }
             return nil
         }
         call?.completion(.failure(.cancelled))
+    }
+
+    /// Call `id` got no answer in time: it fails with `error` now if still pending (a late
+    /// response is then handled as a cancelled call's: a link or watch it starts is
+    /// released again); nothing if it was answered already.
+    func giveUp(id: Int64, with error: FrameRateClientError) {
+        state.withLock { Self.abandon(id, in: &$0) }?.completion(.failure(error))
+    }
+
+    /// Takes call `id` out of the pending ones into the abandoned ones.
+    private static func abandon(_ id: Int64, in state: inout State) -> PendingCall? {
+        guard let call = state.pending.removeValue(forKey: id) else { return nil }
+        state.abandoned[id] = AbandonedCall(route: call.route)
+        return call
     }
 
     /// Fails call `id` with `error` if it is still pending (its request could not be written).

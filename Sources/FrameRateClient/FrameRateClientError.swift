@@ -25,6 +25,11 @@ public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvert
     /// The calling task was cancelled before the daemon answered. The request
     /// may still take effect on the daemon.
     case cancelled
+    /// The daemon did not answer `method` within the connection's request timeout
+    /// (``FrameRateConnection/requestTimeout``): it may be stopped (`SIGSTOP`), wedged or
+    /// overloaded. The request may still take effect; a link or watch it starts then is
+    /// released again.
+    case timedOut(method: String, after: Duration)
 
     /// The error as a gRPC status: the daemon's status for ``rpc(_:)``, else
     /// the closest canonical code (`UNAVAILABLE` when the daemon cannot be reached).
@@ -35,6 +40,7 @@ public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvert
         case .rpc(let error): error.grpcStatus
         case .protocolViolation: .internalError
         case .cancelled: .cancelled
+        case .timedOut: .deadlineExceeded
         }
     }
 
@@ -76,7 +82,16 @@ public enum FrameRateClientError: Error, Hashable, Sendable, CustomStringConvert
                 + "check that the client and framerated are the same version."
         case .cancelled:
             return "the request was cancelled before the daemon answered."
+        case .timedOut(let method, let after):
+            return "framerated did not answer \(method) within \(Self.seconds(after)) s: it may be stopped, "
+                + "wedged or overloaded; check `systemctl status framerated` (or the daemon you started)."
         }
+    }
+
+    /// `duration` in seconds, to the millisecond ("5", "0.25").
+    private static func seconds(_ duration: Duration) -> String {
+        let milliseconds = WireTime.nanoseconds(of: duration) / 1_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
     }
 
     /// Which paths were tried, and the advice that fits them.

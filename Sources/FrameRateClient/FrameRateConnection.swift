@@ -1,6 +1,7 @@
 public import FrameRateProtocol
 public import NIOCore
 import NIOPosix
+import Synchronization
 
 /// One connection to framerated: newline-delimited JSON-RPC 2.0 over its Unix
 /// stream socket. The one client used by `framectl`, the integration tests and
@@ -63,14 +64,25 @@ public final class FrameRateConnection: Sendable {
 
     let core: ConnectionCore
 
-    init(core: ConnectionCore, socketPath: String) {
+    /// How long a call waits for its answer (`nil`: no limit); then it fails with
+    /// ``FrameRateClientError/timedOut(method:after:)``.
+    public let requestTimeout: Duration?
+
+    /// The default ``requestTimeout``: 5 s, as the C and Python clients'.
+    public static let defaultRequestTimeout: Duration = .seconds(5)
+
+    init(core: ConnectionCore, socketPath: String, requestTimeout: Duration? = defaultRequestTimeout) {
         self.core = core
         self.socketPath = socketPath
+        self.requestTimeout = requestTimeout
     }
 
     /// A connection over an already connected `channel` whose lines go to `router`, without reconnect.
-    convenience init(channel: any Channel, router: ClientRouter, socketPath: String) {
-        self.init(core: ConnectionCore(session: .init(channel: channel, router: router), policy: nil, connector: nil), socketPath: socketPath)
+    convenience init(channel: any Channel, router: ClientRouter, socketPath: String, requestTimeout: Duration? = defaultRequestTimeout) {
+        self.init(
+            core: ConnectionCore(session: .init(channel: channel, router: router), policy: nil, connector: nil), socketPath: socketPath,
+            requestTimeout: requestTimeout
+        )
     }
 
     deinit {
@@ -91,6 +103,9 @@ public final class FrameRateConnection: Sendable {
     ///     which suits one-shot commands that should fail fast.
     ///   - onConnectionChange: with `reconnect`, told when the connection drops and once it
     ///     is back with every link and watch registered again (on an event-loop thread; must not block).
+    ///   - requestTimeout: how long a call waits for its answer (`nil`: no limit): a daemon
+    ///     stopped with `SIGSTOP` or wedged still accepts connections and would hold every
+    ///     call for ever. A call past it fails with ``FrameRateClientError/timedOut(method:after:)``.
     ///
     /// Whoever listens on the socket must be root, the `framerated` service user or
     /// this process's own user (`SO_PEERCRED`, checked on every connect, reconnects
@@ -104,7 +119,8 @@ public final class FrameRateConnection: Sendable {
         socketPath: String? = nil,
         eventLoopGroup: (any EventLoopGroup)? = nil,
         reconnect: ReconnectPolicy? = nil,
-        onConnectionChange: (@Sendable (ConnectionChange) -> Void)? = nil
+        onConnectionChange: (@Sendable (ConnectionChange) -> Void)? = nil,
+        requestTimeout: Duration? = defaultRequestTimeout
     ) async throws(FrameRateClientError) -> FrameRateConnection {
         let target = SocketPath.discover(explicit: socketPath)
         let path = target.path
@@ -121,7 +137,7 @@ public final class FrameRateConnection: Sendable {
         let core = ConnectionCore(
             session: .init(channel: channel, router: router), policy: reconnect, connector: connector, observer: onConnectionChange
         )
-        return FrameRateConnection(core: core, socketPath: path)
+        return FrameRateConnection(core: core, socketPath: path, requestTimeout: requestTimeout)
     }
 
     /// The reconnect policy, or `nil` when the connection closes for good once it drops.
@@ -204,9 +220,13 @@ public final class FrameRateConnection: Sendable {
         let router = target.router
         let channel = target.channel
         let id = router.makeRequestID()
+        let timeout = requestTimeout
+        // The deadline's timer, cancelled when the answer comes first.
+        let deadline = Mutex<Scheduled<Void>?>(nil)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (reply: ClientRouter.Reply) in
                 let refusal = router.enqueue(id: id, route: route) { result in
+                    deadline.withLock { $0?.cancel() }
                     if case .success(let value) = result { onSuccess?(value) }
                     reply.resume(returning: result)
                 }
@@ -218,6 +238,13 @@ public final class FrameRateConnection: Sendable {
                 JSONRPCOutboundMessage.request(id: .number(JSONNumber(id)), method: method, params: params).writeLine(into: &buffer)
                 channel.writeAndFlush(buffer).whenFailure { _ in
                     router.fail(id: id, with: .connectionClosed)
+                }
+                if let timeout {
+                    // Fired after an answer it does nothing (the call is no longer pending).
+                    let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(WireTime.nanoseconds(of: timeout))) {
+                        router.giveUp(id: id, with: .timedOut(method: method, after: timeout))
+                    }
+                    deadline.withLock { $0 = timer }
                 }
             }
         } onCancel: {

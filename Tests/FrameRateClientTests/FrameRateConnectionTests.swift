@@ -45,6 +45,39 @@ struct ConnectionHarness {
 
 @Suite("FrameRateConnection against a scripted daemon")
 struct FrameRateConnectionTests {
+    @Test("a call the daemon never answers fails after the request timeout; a Register answered late is released")
+    func requestTimeout() async throws {
+        let harness = try await ConnectionHarness()
+        let connection = harness.connection
+        #expect(connection.requestTimeout == .seconds(5))
+        let checking = Task { try await connection.health() }
+        _ = try await harness.nextRequest(.healthCheck)
+        try await harness.channel.testingEventLoop.advanceTime(by: .milliseconds(4_999))
+        try await harness.channel.testingEventLoop.advanceTime(by: .milliseconds(1))
+        await #expect(throws: FrameRateClientError.timedOut(method: V1Method.healthCheck.rawValue, after: .seconds(5))) {
+            try await checking.value
+        }
+        #expect(FrameRateClientError.timedOut(method: "m", after: .milliseconds(250)).description.hasPrefix("framerated did not answer m within 0.25 s"))
+
+        let range = try FrameRateRange(minimum: 30, maximum: 60, preferred: 60)
+        let registering = Task { try await connection.register(range: range) }
+        let register = try await harness.nextRequest(.register)
+        try await harness.channel.testingEventLoop.advanceTime(by: .seconds(5))
+        await #expect(throws: FrameRateClientError.timedOut(method: V1Method.register.rawValue, after: .seconds(5))) {
+            try await registering.value
+        }
+        // The daemon registered the link after all: the client releases it at once.
+        try await harness.deliver(Wire.registered(id: register.id, link: 9))
+        #expect(try await harness.nextWritten() == ["jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/Invalidate", "params": ["link": 9]])
+
+        // Answered in time, a call is not failed by its timer afterwards.
+        let answered = Task { try await connection.health() }
+        let check = try await harness.nextRequest(.healthCheck)
+        try await harness.deliver(Wire.result(id: check.id, #"{"status":"SERVING"}"#))
+        #expect(try await answered.value == "SERVING")
+        try await harness.channel.testingEventLoop.advanceTime(by: .seconds(10))
+    }
+
     @Test("register, ticks, update, frameDone and invalidate")
     func linkLifecycle() async throws {
         let harness = try await ConnectionHarness()
