@@ -5,9 +5,10 @@ failed Watch can be started again, and a Register given up on leaves no link beh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List
 
 import pytest
 
@@ -18,8 +19,8 @@ def run(coro, timeout: float = 10.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-async def scripted_daemon(path: Path, answer: Callable[[Dict], str]) -> asyncio.AbstractServer:
-    """A Unix-socket server answering each request line with ``answer(request)``."""
+def answering(answer: Callable[[Dict], str]) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """A scripted daemon's connection handler answering each request line with ``answer(request)``."""
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while line := await reader.readline():
@@ -29,7 +30,20 @@ async def scripted_daemon(path: Path, answer: Callable[[Dict], str]) -> asyncio.
                 await writer.drain()
         writer.close()
 
-    return await asyncio.start_unix_server(serve, path=str(path))
+    return serve
+
+
+@contextlib.asynccontextmanager
+async def client_of(path: Path, serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+                    **options: Any) -> AsyncIterator[framerate.aio.Connection]:
+    """A client connected to the scripted daemon ``serve`` listening on ``path`` (closed on the way out)."""
+    server = await asyncio.start_unix_server(serve, path=str(path))
+    async with server:
+        conn = await framerate.connect(str(path), **options)
+        try:
+            yield conn
+        finally:
+            await conn.close()
 
 
 def test_a_reply_with_a_number_out_of_range_is_an_error_not_a_hang(tmp_socket_dir):
@@ -42,14 +56,9 @@ def test_a_reply_with_a_number_out_of_range_is_an_error_not_a_hang(tmp_socket_di
                 '"callbackRate":120.0}}' % request["id"])
 
     async def main() -> None:
-        server = await scripted_daemon(path, answer)
-        async with server:
-            conn = await framerate.connect(str(path), reconnect=False)
-            try:
-                with pytest.raises(framerate.ProtocolError):
-                    await conn.register(60, 120, 120)
-            finally:
-                await conn.close()
+        async with client_of(path, answering(answer), reconnect=False) as conn:
+            with pytest.raises(framerate.ProtocolError):
+                await conn.register(60, 120, 120)
 
     run(main())
 
@@ -64,18 +73,13 @@ def test_a_watch_whose_start_failed_can_be_started_again(tmp_socket_dir):
                 '"data":{"status":"RESOURCE_EXHAUSTED"}}}' % request["id"])
 
     async def main() -> None:
-        server = await scripted_daemon(path, answer)
-        async with server:
-            conn = await framerate.connect(str(path), reconnect=False)
-            try:
-                watch = conn.watch()
-                for _ in range(2):
-                    # The second start asks the daemon again (it used to fail an assertion,
-                    # and iteration waited for ever).
-                    with pytest.raises(framerate.FrameRateError):
-                        await watch.start()
-            finally:
-                await conn.close()
+        async with client_of(path, answering(answer), reconnect=False) as conn:
+            watch = conn.watch()
+            for _ in range(2):
+                # The second start asks the daemon again (it used to fail an assertion,
+                # and iteration waited for ever).
+                with pytest.raises(framerate.FrameRateError):
+                    await watch.start()
 
     run(main())
     assert methods == ["framerate.v1.Compositor/Watch"] * 2
@@ -99,18 +103,13 @@ def test_a_register_given_up_on_does_not_leave_a_link_behind(tmp_socket_dir):
                     await writer.drain()
             writer.close()
 
-        server = await asyncio.start_unix_server(serve, path=str(path))
-        async with server:
-            conn = await framerate.connect(str(path), reconnect=False)
-            try:
-                with pytest.raises(asyncio.TimeoutError):
-                    await asyncio.wait_for(conn.register(60, 120, 120), 0.05)
-                for _ in range(200):  # up to 2 s for the late reply and the Invalidate
-                    if any(request.get("method") == "framerate.v1.DisplayLink/Invalidate" for request in seen):
-                        break
-                    await asyncio.sleep(0.01)
-            finally:
-                await conn.close()
+        async with client_of(path, serve, reconnect=False) as conn:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(conn.register(60, 120, 120), 0.05)
+            for _ in range(200):  # up to 2 s for the late reply and the Invalidate
+                if any(request.get("method") == "framerate.v1.DisplayLink/Invalidate" for request in seen):
+                    break
+                await asyncio.sleep(0.01)
 
     run(main())
     invalidates = [request for request in seen if request.get("method") == "framerate.v1.DisplayLink/Invalidate"]
@@ -128,17 +127,12 @@ def test_a_daemon_that_never_answers_times_out(tmp_socket_dir):
                 pass  # reads every request, answers none
             writer.close()
 
-        server = await asyncio.start_unix_server(serve, path=str(path))
-        async with server:
-            conn = await framerate.connect(str(path), reconnect=False, request_timeout=0.2)
-            try:
-                started = asyncio.get_running_loop().time()
-                with pytest.raises(framerate.DeadlineExceeded) as raised:
-                    await conn.health()
-                assert asyncio.get_running_loop().time() - started < 5
-                assert "request_timeout" in raised.value.message
-            finally:
-                await conn.close()
+        async with client_of(path, serve, reconnect=False, request_timeout=0.2) as conn:
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(framerate.DeadlineExceeded) as raised:
+                await conn.health()
+            assert asyncio.get_running_loop().time() - started < 5
+            assert "request_timeout" in raised.value.message
 
     run(main())
 
@@ -177,19 +171,14 @@ def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(t
                 await writer.drain()
             writer.close()
 
-        server = await asyncio.start_unix_server(serve, path=str(path))
-        async with server:
-            conn = await framerate.connect(str(path), reconnect=framerate.ReconnectPolicy(initial_delay=0.01, jitter=0))
-            try:
-                link = await conn.register(30, 60, 60)
-                await asyncio.wait_for(reregistered.wait(), 5)
-                await link.invalidate()
-                for _ in range(200):  # up to 2 s for the reply and the Invalidate
-                    if any(request.get("method") == "framerate.v1.DisplayLink/Invalidate" for _, request in seen):
-                        break
-                    await asyncio.sleep(0.01)
-            finally:
-                await conn.close()
+        async with client_of(path, serve, reconnect=framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)) as conn:
+            link = await conn.register(30, 60, 60)
+            await asyncio.wait_for(reregistered.wait(), 5)
+            await link.invalidate()
+            for _ in range(200):  # up to 2 s for the reply and the Invalidate
+                if any(request.get("method") == "framerate.v1.DisplayLink/Invalidate" for _, request in seen):
+                    break
+                await asyncio.sleep(0.01)
 
     run(main())
     invalidates = [(number, request) for number, request in seen if request.get("method") == "framerate.v1.DisplayLink/Invalidate"]
