@@ -105,6 +105,8 @@ import Testing
         #expect(Self.scan(largest)?.timestampNanoseconds == Int64.max)
         for beyond in ["9223372036.854775808", "9223372037", "9999999999.999999999"] {
             #expect(Self.scan(Self.valid.replacing("1234.500000001", with: beyond)) == nil, "\(beyond)")
+            // Every time field alike, also those a receiver does not keep.
+            #expect(Self.scan(Self.valid.replacing("1234.508333334", with: beyond)) == nil, "targetTimestamp \(beyond)")
         }
     }
 

@@ -65,13 +65,13 @@ public enum TickLineScanner {
         guard cursor.expect(prefix), let link = cursor.unsigned(),
             cursor.expect(#","sequence":"#), let sequence = cursor.unsigned(),
             cursor.expect(#","timestamp":"#), let timestamp = cursor.seconds(),
-            cursor.expect(#","targetTimestamp":"#), cursor.skipSeconds(),
-            cursor.expect(#","duration":"#), cursor.skipSeconds(),
+            cursor.expect(#","targetTimestamp":"#), cursor.seconds() != nil,
+            cursor.expect(#","duration":"#), cursor.seconds() != nil,
             cursor.expect(#","refreshRate":"#), cursor.number(),
             cursor.expect(#","callbackRate":"#), cursor.number()
         else { return nil }
         let boosted = cursor.expect(#","boosted":true"#)
-        if cursor.expect(#","targetPresentationTimestamp":"#), !cursor.skipSeconds() { return nil }
+        if cursor.expect(#","targetPresentationTimestamp":"#), cursor.seconds() == nil { return nil }
         if cursor.expect(#","timelines":["#), !cursor.skipTimelines() { return nil }
         guard cursor.expect(#","skipped":"#), let skipped = cursor.unsigned(),
             cursor.expect("}}")
@@ -155,31 +155,6 @@ public enum TickLineScanner {
                 guard !overflow else { return nil }
             }
             return nanoseconds
-        }
-
-        /// Consumes seconds as ``seconds()`` accepts them, without computing their value (the
-        /// fields a receiver checks but does not keep).
-        mutating func skipSeconds() -> Bool {
-            let start = index
-            guard let count = skipDigits(limit: 10) else { return false }
-            if count > 1 && bytes[start] == UInt8(ascii: "0") { index = start; return false }
-            if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
-                index += 1
-                guard skipDigits(limit: 9) != nil else { index = start; return false }
-            }
-            return true
-        }
-
-        /// Consumes a run of decimal digits, at most `limit` of them, without their value.
-        /// - Returns: how many, or `nil` when there is no digit or more than `limit`.
-        @inline(__always)
-        mutating func skipDigits(limit: Int) -> Int? {
-            let start = index
-            while index < bytes.count, bytes[index] &- UInt8(ascii: "0") < 10 {
-                guard index - start < limit else { return nil }
-                index += 1
-            }
-            return index == start ? nil : index - start
         }
 
         /// Consumes the rest of a `timelines` array after its `[`: entries
