@@ -936,11 +936,15 @@ static int invalidate_abandoned(fr_conn *conn, const fr_msg *msg) {
         conn->abandoned_count--;
         uint64_t link;
         if (msg->kind == FR_MSG_RESULT && conn->fd >= 0 && fr_json_u64(fr_json_get(msg->result, "link"), &link) == 0) {
-            char line[160];
-            int n = snprintf(line, sizeof line,
-                             "{\"jsonrpc\":\"2.0\",\"method\":\"" M_INVALIDATE "\",\"params\":{\"link\":%llu}}\n",
-                             (unsigned long long)link);
-            if (n > 0 && (size_t)n < sizeof line) (void)write_all(conn, line, (size_t)n);
+            /* Built as the other notifications are, but written without send_notification:
+             * this runs while the read buffer is being processed, where a failed write must
+             * not drop the connection under it (the next read finds out). */
+            sb s = { 0 };
+            sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"" M_INVALIDATE "\",\"params\":{\"link\":");
+            sb_u64(&s, link);
+            sb_puts(&s, "}}\n");
+            if (!s.oom) (void)write_all(conn, s.p, s.len);
+            free(s.p);
         }
         return 1;
     }
