@@ -126,6 +126,11 @@ final class ClientRouter: Sendable {
         state.withLock { Self.abandon(id, in: &$0) }?.completion(.failure(error))
     }
 
+    /// Whether call `id` is still waiting for the daemon's answer.
+    func isAwaitingAnswer(to id: Int64) -> Bool {
+        state.withLock { $0.pending[id] != nil }
+    }
+
     /// Takes call `id` out of the pending ones into the abandoned ones.
     private static func abandon(_ id: Int64, in state: inout State) -> PendingCall? {
         guard let call = state.pending.removeValue(forKey: id) else { return nil }

@@ -55,15 +55,24 @@ final class ConnectionCore: Sendable {
     let policy: ReconnectPolicy?
     /// The live links and watches, across sessions.
     let registry: StreamRegistry
+    /// How long a call waits for its answer (`nil`: no limit); then it fails with
+    /// ``FrameRateClientError/timedOut(method:after:)``. A reconnect's re-registrations
+    /// wait as long; then that session is closed and the next attempt made (``restore(on:)``).
+    let requestTimeout: Duration?
     private let connector: Connector?
     private let state: Mutex<State>
     private let observer: Observer?
 
     /// A core whose first session is `session`; `connector` opens the next ones
-    /// (needed when `policy` is set); `observer` hears of each drop and return.
-    init(session: Session, policy: ReconnectPolicy?, connector: Connector?, observer: Observer? = nil) {
+    /// (needed when `policy` is set); `observer` hears of each drop and return;
+    /// calls and re-registrations wait at most `requestTimeout` for their answers.
+    init(
+        session: Session, policy: ReconnectPolicy?, connector: Connector?, observer: Observer? = nil,
+        requestTimeout: Duration? = FrameRateConnection.defaultRequestTimeout
+    ) {
         precondition(policy == nil || connector != nil, "a reconnecting connection needs a connector")
         self.policy = policy
+        self.requestTimeout = requestTimeout
         self.observer = observer
         self.registry = session.router.registry
         self.connector = connector
@@ -245,6 +254,14 @@ final class ConnectionCore: Sendable {
     /// Registers every live link again (with its current range, paused flag,
     /// label, display and entitlement), then starts every live watch again, in
     /// id order, pipelined on `session`.
+    ///
+    /// The batch waits at most ``requestTimeout`` for its answers, as a call does. A
+    /// daemon that accepts the connection and then leaves a re-registration unanswered
+    /// (stopped with `SIGSTOP`, wedged, overloaded) fails this reconnect attempt: the
+    /// session is closed, which releases on the daemon whatever the unanswered requests
+    /// created, keeps the links and watches, and makes the next attempt with the backoff
+    /// (``ReconnectPolicy/maximumAttempts`` still ends it). The C and Python clients do
+    /// the same.
     func restore(on session: Session) {
         let router = session.router
         let (links, watches) = registry.live
@@ -283,6 +300,15 @@ final class ConnectionCore: Sendable {
             session.channel.write(buffer).whenFailure { _ in router.fail(id: id, with: .connectionClosed) }
         }
         session.channel.flush()
+        guard let timeout = requestTimeout else { return }
+        // One deadline for the whole pipelined batch. Closing the session fails the calls
+        // still pending with `connectionClosed`, which keeps their links and watches for
+        // the next connection (``isTransient(_:on:)``).
+        let sent = requests.map(\.id)
+        let channel = session.channel
+        channel.eventLoop.scheduleTask(in: .nanoseconds(WireTime.nanoseconds(of: timeout))) {
+            if sent.contains(where: router.isAwaitingAnswer(to:)) { channel.close(promise: nil) }
+        }
     }
 
     /// Counts the re-registrations' replies and tells the observer once all are in:

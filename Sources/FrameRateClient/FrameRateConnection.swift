@@ -41,7 +41,9 @@ import Synchronization
 ///   released the link), so a render loop sees no error;
 /// - a link the daemon refuses to register again (e.g. its display is gone)
 ///   ends with ``DisplayLinkEnd/reregistrationFailed(_:)``: its tick stream
-///   finishes and ``DisplayLinkHandle/end`` carries the daemon's error. Updates
+///   finishes and ``DisplayLinkHandle/end`` carries the daemon's error. A daemon
+///   that leaves a re-registration unanswered for ``requestTimeout`` fails that
+///   attempt: the connection is closed and made again with the backoff. Updates
 ///   that failed during the outage are not replayed: a link comes back with the
 ///   last range and paused flag the daemon accepted.
 ///
@@ -65,23 +67,25 @@ public final class FrameRateConnection: Sendable {
     let core: ConnectionCore
 
     /// How long a call waits for its answer (`nil`: no limit); then it fails with
-    /// ``FrameRateClientError/timedOut(method:after:)``.
-    public let requestTimeout: Duration?
+    /// ``FrameRateClientError/timedOut(method:after:)``. Re-registrations after a
+    /// reconnect wait as long; then that connection is dropped and made again.
+    public var requestTimeout: Duration? { core.requestTimeout }
 
     /// The default ``requestTimeout``: 5 s, as the C and Python clients'.
     public static let defaultRequestTimeout: Duration = .seconds(5)
 
-    init(core: ConnectionCore, socketPath: String, requestTimeout: Duration? = defaultRequestTimeout) {
+    init(core: ConnectionCore, socketPath: String) {
         self.core = core
         self.socketPath = socketPath
-        self.requestTimeout = requestTimeout
     }
 
     /// A connection over an already connected `channel` whose lines go to `router`, without reconnect.
     convenience init(channel: any Channel, router: ClientRouter, socketPath: String, requestTimeout: Duration? = defaultRequestTimeout) {
         self.init(
-            core: ConnectionCore(session: .init(channel: channel, router: router), policy: nil, connector: nil), socketPath: socketPath,
-            requestTimeout: requestTimeout
+            core: ConnectionCore(
+                session: .init(channel: channel, router: router), policy: nil, connector: nil, requestTimeout: requestTimeout
+            ),
+            socketPath: socketPath
         )
     }
 
@@ -135,9 +139,10 @@ public final class FrameRateConnection: Sendable {
             throw ConnectFailure.map(error, target: target)
         }
         let core = ConnectionCore(
-            session: .init(channel: channel, router: router), policy: reconnect, connector: connector, observer: onConnectionChange
+            session: .init(channel: channel, router: router), policy: reconnect, connector: connector, observer: onConnectionChange,
+            requestTimeout: requestTimeout
         )
-        return FrameRateConnection(core: core, socketPath: path, requestTimeout: requestTimeout)
+        return FrameRateConnection(core: core, socketPath: path)
     }
 
     /// The reconnect policy, or `nil` when the connection closes for good once it drops.

@@ -52,8 +52,8 @@ struct FrameRateConnectionTests {
         #expect(connection.requestTimeout == .seconds(5))
         let checking = Task { try await connection.health() }
         _ = try await harness.nextRequest(.healthCheck)
-        try await harness.channel.testingEventLoop.advanceTime(by: .milliseconds(4_999))
-        try await harness.channel.testingEventLoop.advanceTime(by: .milliseconds(1))
+        await harness.channel.testingEventLoop.advanceTime(by: .milliseconds(4_999))
+        await harness.channel.testingEventLoop.advanceTime(by: .milliseconds(1))
         await #expect(throws: FrameRateClientError.timedOut(method: V1Method.healthCheck.rawValue, after: .seconds(5))) {
             try await checking.value
         }
@@ -62,7 +62,7 @@ struct FrameRateConnectionTests {
         let range = try FrameRateRange(minimum: 30, maximum: 60, preferred: 60)
         let registering = Task { try await connection.register(range: range) }
         let register = try await harness.nextRequest(.register)
-        try await harness.channel.testingEventLoop.advanceTime(by: .seconds(5))
+        await harness.channel.testingEventLoop.advanceTime(by: .seconds(5))
         await #expect(throws: FrameRateClientError.timedOut(method: V1Method.register.rawValue, after: .seconds(5))) {
             try await registering.value
         }
@@ -75,7 +75,7 @@ struct FrameRateConnectionTests {
         let check = try await harness.nextRequest(.healthCheck)
         try await harness.deliver(Wire.result(id: check.id, #"{"status":"SERVING"}"#))
         #expect(try await answered.value == "SERVING")
-        try await harness.channel.testingEventLoop.advanceTime(by: .seconds(10))
+        await harness.channel.testingEventLoop.advanceTime(by: .seconds(10))
     }
 
     @Test("register, ticks, update, frameDone and invalidate")

@@ -286,6 +286,41 @@ struct ReconnectUnitTests {
         await connection.close()
     }
 
+    @Test("a re-registration left unanswered for requestTimeout fails the attempt: the session closes and the next one registers every link again")
+    func unansweredReregistrationRetries() async throws {
+        let harness = try await ReconnectHarness()
+        let connection = harness.connection
+        #expect(connection.requestTimeout == .seconds(5))
+        let range = try FrameRateRange(minimum: 30, maximum: 60)
+        let answered = try await harness.register(RegisterRequest(range: range, label: "answered"), as: 4)
+        let silent = try await harness.register(RegisterRequest(range: range, label: "silent"), as: 5)
+        try await harness.channel.close()
+        await harness.advance(untilAttempts: 1)
+        let first = try await harness.nextRequest(.register)
+        _ = try await harness.nextRequest(.register)
+        try await harness.deliver(Wire.registered(id: first.id, link: 1))
+
+        // One nanosecond short of the deadline the session is still up.
+        await harness.loop.advanceTime(by: .seconds(5) - .nanoseconds(1))
+        #expect(connection.isConnected && connection.reconnectCount == 1)
+        await harness.loop.advanceTime(by: .nanoseconds(1))
+        try #require(!connection.isConnected)
+        #expect(silent.end == nil && answered.end == nil)
+
+        // The daemon answered on that session, so the backoff starts over: 10 ms.
+        #expect(await harness.advance(untilAttempts: 2) == .milliseconds(10))
+        let again = [try await harness.nextRequest(.register), try await harness.nextRequest(.register)]
+        #expect(again.map(\.params) == [RegisterRequest(range: range, label: "answered").jsonValue, RegisterRequest(range: range, label: "silent").jsonValue])
+        try await harness.deliver(Wire.registered(id: again[0].id, link: 1), Wire.registered(id: again[1].id, link: 2))
+        #expect(answered.end == nil && answered.daemonID?.rawValue == 1)
+        #expect(silent.end == nil && silent.daemonID?.rawValue == 2)
+        #expect(connection.reconnectCount == 2)
+        // Every answer came in time: the deadline of the second session closes nothing.
+        await harness.loop.advanceTime(by: .seconds(6))
+        #expect(connection.isConnected && connection.reconnectCount == 2)
+        await connection.close()
+    }
+
     @Test("a daemon that accepts and closes at once (its connection limit) does not restart the backoff: the waits grow, then the connection gives up")
     func acceptedAndClosedCountsAsFailed() async throws {
         let harness = try await ReconnectHarness(policy: ReconnectPolicy(jitter: 0, maximumAttempts: 3))

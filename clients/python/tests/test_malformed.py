@@ -183,3 +183,53 @@ def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(t
     run(main())
     invalidates = [(number, request) for number, request in seen if request.get("method") == "framerate.v1.DisplayLink/Invalidate"]
     assert invalidates == [(2, {"jsonrpc": "2.0", "method": "framerate.v1.DisplayLink/Invalidate", "params": {"link": 11}})]
+
+
+def test_a_reregistration_left_unanswered_fails_the_attempt_not_the_link(tmp_socket_dir):
+    """A daemon that accepts the reconnect and never answers the re-registration (stopped,
+    wedged) makes that attempt fail after request_timeout: the client drops the connection
+    and registers the link again on the next one, instead of ending it."""
+    path = tmp_socket_dir / "scripted.sock"
+    registers: List[int] = []  # the connection number of each Register seen
+
+    def registered(request: Dict, link: int) -> bytes:
+        return ('{"jsonrpc":"2.0","id":%d,"result":{"link":%d,"display":0,"refreshRate":60.0,'
+                '"callbackRate":60.0}}\n' % (request["id"], link)).encode()
+
+    async def main() -> None:
+        connections = 0
+        back = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            number = connections
+            while line := await reader.readline():
+                request = json.loads(line)
+                if request.get("method") != "framerate.v1.DisplayLink/Register":
+                    continue
+                registers.append(number)
+                if number == 2:
+                    continue  # wedged: reads, never answers
+                writer.write(registered(request, number))
+                await writer.drain()
+                if number == 1:
+                    writer.close()  # the daemon goes away: the client reconnects
+                    return
+                back.set()
+            writer.close()
+
+        policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
+        async with client_of(path, serve, reconnect=policy, request_timeout=0.2) as conn:
+            link = await conn.register(30, 60, 60)
+            await asyncio.wait_for(back.wait(), 5)
+            for _ in range(200):  # up to 2 s for the client to take the answer
+                if conn.reconnects:
+                    break
+                await asyncio.sleep(0.01)
+            assert conn.reconnects == 1
+            assert not link.ended, link.error
+            assert link.daemon_id == 3
+
+    run(main())
+    assert registers == [1, 2, 3]

@@ -666,12 +666,16 @@ class Connection:
             self._reconnecting = False
 
     async def _rebind_all(self) -> None:
+        # UNAVAILABLE (the daemon is stopping again) and no answer within request_timeout
+        # (stopped, wedged) fail this attempt: the reconnect loop drops the connection, which
+        # releases on the daemon what the unanswered Register created, and tries again with
+        # the backoff. Any other refusal ends that link (or watch).
         for link in sorted(self._links, key=lambda link: link.id):
             if link._ended:
                 continue  # invalidated while the links before it were registered again
             try:
                 await self._request(REGISTER, link._register_params(), link._rebind)
-            except Unavailable:
+            except (Unavailable, DeadlineExceeded):
                 raise
             except FrameRateError as error:  # e.g. the new daemon has no such display
                 self._end_link(link, error)
@@ -684,7 +688,7 @@ class Connection:
         for watch in sorted(self._watches, key=lambda watch: watch.id or 0):
             try:
                 await self._request(WATCH, None, watch._rebind)
-            except Unavailable:
+            except (Unavailable, DeadlineExceeded):
                 raise
             except FrameRateError as error:
                 self._end_watch(watch, error)
