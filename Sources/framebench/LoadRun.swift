@@ -106,6 +106,9 @@ struct LoadReport {
     var disconnects: Int
     var daemonPID: pid_t
     var daemonCPU: Double
+    /// The daemon's tick plane (its `fanout-*` threads), % of one core: the part of
+    /// ``daemonCPU`` that compares with the C floor's server, which does nothing but send.
+    var tickPlaneCPU: Double
     var daemonRSS: Int
     var daemonPeakRSS: Int
     /// The worker processes' CPU (their receive path), % of one core.
@@ -142,6 +145,7 @@ struct LoadReport {
                 "pid": JSONValue(UInt64(daemonPID)), "cpu_pct": JSONValue((daemonCPU * 10).rounded() / 10),
                 "rss_kib": JSONValue(UInt64(daemonRSS)), "peak_rss_kib": JSONValue(UInt64(daemonPeakRSS)),
                 "us_per_tick": microsecondsPerTick(daemonCPU).map { JSONValue(($0 * 1000).rounded() / 1000) } ?? .null,
+                "tick_plane_cpu_pct": JSONValue((tickPlaneCPU * 10).rounded() / 10),
             ],
             "generator": [
                 "cpu_pct": JSONValue((generatorCPU * 10).rounded() / 10),
@@ -174,7 +178,8 @@ struct LoadReport {
             "  ticks          expected \(expected)  received \(received)  dropped \(dropped)  skipped \(skipped)"
                 + (sequenceErrors > 0 ? "  sequence errors \(sequenceErrors)" : ""),
             "  per link       received min \(perLinkMinimum)  max \(perLinkMaximum)",
-            "  daemon         pid \(daemonPID)  CPU \(f(daemonCPU, 1)) % (\(perTick(daemonCPU)) µs per tick)  RSS \(daemonRSS) KiB (peak \(daemonPeakRSS))",
+            "  daemon         pid \(daemonPID)  CPU \(f(daemonCPU, 1)) % (\(perTick(daemonCPU)) µs per tick; tick plane \(f(tickPlaneCPU, 1)) %)"
+                + "  RSS \(daemonRSS) KiB (peak \(daemonPeakRSS))",
             "  generator      workers CPU \(f(generatorCPU, 1)) % (\(perTick(generatorCPU)) µs per tick, \(wakeups > 0 ? f(Double(received) / Double(wakeups), 1) : "–") ticks per wake-up)  parent CPU \(f(parentCPU, 1)) %",
         ]
         if register.count > 0 {
@@ -304,6 +309,7 @@ enum LoadRun {
             sequenceErrors: sequenceErrors, perLinkMinimum: links == 0 ? 0 : perLinkMinimum, perLinkMaximum: perLinkMaximum,
             disconnects: disconnects, daemonPID: daemon.pid,
             daemonCPU: ProcessSample.cpuPercent(from: daemonBefore, to: daemonAfter, over: window),
+            tickPlaneCPU: ProcessSample.tickPlaneCPUPercent(from: daemonBefore, to: daemonAfter, over: window),
             daemonRSS: daemonAfter?.rssKiB ?? 0, daemonPeakRSS: daemonAfter?.peakRSSKiB ?? 0, generatorCPU: generatorCPU,
             parentCPU: ProcessSample.cpuPercent(from: parentBefore, to: parentAfter, over: window), wakeups: wakeups,
             register: LatencySummary(probes.register), invalidate: LatencySummary(probes.invalidate), health: LatencySummary(probes.health),

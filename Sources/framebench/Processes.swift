@@ -9,6 +9,10 @@ import FrameRateClient
 struct ProcessSample: Sendable {
     /// User plus system CPU time of every thread, seconds (`/proc/PID/stat` fields 14 and 15).
     var cpuSeconds: Double
+    /// User plus system CPU time of the threads named `fanout-*` (the daemon's tick plane),
+    /// seconds: what compares with the C floor's server, which only sends ticks. 0 for a
+    /// process without such threads.
+    var tickPlaneCPUSeconds: Double = 0
     /// Resident set size now, KiB (`VmRSS`).
     var rssKiB: Int
     /// Peak resident set size, KiB (`VmHWM`).
@@ -16,11 +20,12 @@ struct ProcessSample: Sendable {
 
     /// Reads `pid`'s figures, or `nil` when it is gone.
     static func read(pid: pid_t) -> ProcessSample? {
-        guard let stat = System.readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }
-        // Fields after "(comm)": state is field 3, so utime (14) and stime (15) are at offsets 11 and 12.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        guard let (_, ticks) = cpuTicks(stat: "/proc/\(pid)/stat") else { return nil }
         let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var tickPlaneTicks = 0.0
+        for thread in System.directoryEntries("/proc/\(pid)/task") {
+            if let (name, ticks) = cpuTicks(stat: "/proc/\(pid)/task/\(thread)/stat"), name.hasPrefix("fanout-") { tickPlaneTicks += ticks }
+        }
         var rss = 0
         var peak = 0
         if let status = System.readFile("/proc/\(pid)/status") {
@@ -29,7 +34,19 @@ struct ProcessSample: Sendable {
                 if line.hasPrefix("VmHWM:") { peak = Self.kibibytes(line) }
             }
         }
-        return ProcessSample(cpuSeconds: (user + system) / ticksPerSecond, rssKiB: rss, peakRSSKiB: peak)
+        return ProcessSample(
+            cpuSeconds: ticks / ticksPerSecond, tickPlaneCPUSeconds: tickPlaneTicks / ticksPerSecond, rssKiB: rss, peakRSSKiB: peak
+        )
+    }
+
+    /// The name and the user plus system CPU time, in clock ticks, of a `stat` file of `/proc`
+    /// (a process's or one thread's), or `nil` when it is gone.
+    private static func cpuTicks(stat path: String) -> (name: Substring, ticks: Double)? {
+        guard let stat = System.readFile(path), let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after "(comm)": state is field 3, so utime (14) and stime (15) are at offsets 11 and 12.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (stat[stat.index(after: open)..<close], user + system)
     }
 
     private static func kibibytes(_ line: Substring) -> Int {
@@ -40,6 +57,13 @@ struct ProcessSample: Sendable {
     static func cpuPercent(from start: ProcessSample?, to end: ProcessSample?, over seconds: Double) -> Double {
         guard let start, let end, seconds > 0 else { return 0 }
         return 100 * (end.cpuSeconds - start.cpuSeconds) / seconds
+    }
+
+    /// The tick plane's CPU between two samples, in percent of one core over `seconds`
+    /// (threads that ended in between are not counted).
+    static func tickPlaneCPUPercent(from start: ProcessSample?, to end: ProcessSample?, over seconds: Double) -> Double {
+        guard let start, let end, seconds > 0 else { return 0 }
+        return 100 * (end.tickPlaneCPUSeconds - start.tickPlaneCPUSeconds) / seconds
     }
 }
 

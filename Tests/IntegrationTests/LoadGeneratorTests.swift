@@ -34,5 +34,10 @@ struct LoadGeneratorTests {
         #expect(received * 2 >= expected && received <= expected, "\(ticks.jsonString)")
         #expect((ticks["per_link_min"]?.int64Value ?? 0) > 0, "every link received ticks: \(ticks.jsonString)")
         #expect(report["generator"]?["us_per_tick"]?.doubleValue != nil, "the generator reports its own cost")
+        // The tick plane's threads are part of the daemon: their CPU (sampled thread by thread,
+        // in clock ticks of 10 ms, a moment apart from the process's) is at most the whole's.
+        let daemonCPU = try #require(report["daemon"]?["cpu_pct"]?.doubleValue)
+        let tickPlaneCPU = try #require(report["daemon"]?["tick_plane_cpu_pct"]?.doubleValue, "\(report.jsonString)")
+        #expect(tickPlaneCPU >= 0 && tickPlaneCPU <= daemonCPU + 2, "\(report.jsonString)")
     }
 }
