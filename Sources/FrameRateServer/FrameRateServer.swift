@@ -270,7 +270,7 @@ public final class FrameRateServer: Service, Sendable {
         try? await threads.shutdownGracefully()
         engine.stop()
         flusher?.stop()
-        tickThread.join()
+        await tickThread.join()
         var handedOver = false
         if let handOver = hooks.handOver {
             handedOver = await Self.handOver(

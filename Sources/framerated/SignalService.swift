@@ -39,11 +39,6 @@ struct SignalService: Service {
             while let signal = receiver.next() { continuation.yield(signal) }
             continuation.finish()
         }
-        // The thread ends as soon as it is stopped: joining it blocks for microseconds.
-        defer {
-            receiver.stop()
-            reader.join()
-        }
         for await signal in signals.cancelOnGracefulShutdown() {
             if signal == SIGHUP {
                 notifier.reloading(monotonicMicroseconds: UInt64(MonotonicClock.now.nanoseconds / 1000))
@@ -53,7 +48,10 @@ struct SignalService: Service {
             }
             let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
             logger.notice("\(name): stopping gracefully", metadata: ["event": "signal-received", "signal": "\(name)"])
-            return
+            break
         }
+        // Nothing above throws, so this always runs; the thread ends as soon as it is stopped.
+        receiver.stop()
+        await reader.join()
     }
 }
