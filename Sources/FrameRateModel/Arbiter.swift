@@ -199,20 +199,23 @@ public struct Arbiter: Sendable {
     /// Decides the refresh rate for the votes in `ballot`.
     func decide(_ ballot: Ballot) -> Decision {
         let cap = ballot.cap
-        // Sorted so that sums and reasons never depend on registration order.
-        let ordered = ballot.groups.groups.sorted { $0.representative.link < $1.representative.link }
+        // Sorted so that sums and reasons never depend on registration order: the groups'
+        // indices, so that sorting moves integers rather than groups (each holds arrays and
+        // strings, whose copies are reference counted).
+        let groups = ballot.groups.groups
+        let ordered = groups.indices.sorted { groups[$0].representative.link < groups[$1].representative.link }
         // The reason names at most the first decider (a group's representative) and the first limited link.
         func vote(_ link: LinkID) -> LinkVote? {
             if let first = ballot.firstLimited, first.link == link { return first }
-            return ordered.first { $0.representative.link == link }?.representative
+            return groups.first { $0.representative.link == link }?.representative
         }
 
         func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
             var deciders = LowestLinks<LinkID>()
             var deciderCount = 0
             for index in holders {
-                for member in ordered[index].members.items { deciders.insert(member) }
-                deciderCount += ordered[index].count
+                for member in groups[ordered[index]].members.items { deciders.insert(member) }
+                deciderCount += groups[ordered[index]].count
             }
             let limited = ballot.limited.items
             // The links the sentence names (at most two), kept so it can be said again
@@ -244,8 +247,9 @@ public struct Arbiter: Sendable {
 
         // The scoring loops below run for every group and candidate rate: they read plain
         // ranges and counts (no reference counting), and name groups by index.
-        let ranges = ordered.map(\.range)
-        let counts = ordered.map(\.count)
+        // Closures, not key paths: a key path is projected through the runtime per element.
+        let ranges = ordered.map { groups[$0].range }
+        let counts = ordered.map { groups[$0].count }
         let (rate, rule, holders) = Self.ladder(candidates: candidates, ranges: ranges, counts: counts)
         // Step 1 again: the display sits at the highest rate the cap allows while a
         // link the cap limits pulls above it: the cap, not the links, holds it there.

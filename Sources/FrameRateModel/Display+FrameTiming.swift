@@ -38,7 +38,7 @@ extension Display {
     func aimedPresentation(of delivered: DeliveredTick, vsyncID: UInt64, link: LinkID) throws(CompositorError) -> Duration {
         let schedule = delivered.schedule ?? FrameSchedule(tick: .init(anchor: 0, time: .zero, period: .zero, divisor: 1))
         guard let frame = FrameTimelines.presentation(of: vsyncID, schedule: schedule, latency: delivered.latency) else {
-            let offered = schedule.frames(FrameSchedule.maximumFrames + delivered.latency - 1).dropFirst(delivered.latency - 1).map(\.vsyncID)
+            let offered = schedule.frames(FrameSchedule.maximumFrames + delivered.latency - 1).dropFirst(delivered.latency - 1).map { $0.vsyncID }
             throw .vsyncNotOffered(link, sequence: delivered.sequence, vsyncID: vsyncID, offered: offered)
         }
         return frame.time
