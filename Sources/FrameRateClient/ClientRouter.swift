@@ -126,7 +126,7 @@ final class ClientRouter: Sendable {
         state.withLock { Self.abandon(id, in: &$0) }?.completion(.failure(error))
     }
 
-    /// Whether call `id` is still waiting for the daemon's answer.
+    /// Whether call `id` is still pending: not answered, failed, given up on or cancelled.
     func isAwaitingAnswer(to id: Int64) -> Bool {
         state.withLock { $0.pending[id] != nil }
     }

@@ -16,7 +16,8 @@ import Synchronization
 /// spawned, so nothing outlives the connection unstructured: the only pending
 /// work is one `Scheduled` timer or one connect future at a time, both owned by
 /// this object's state, cancelled or ignored once ``close()`` (or the
-/// connection's `deinit`) moves it to `closed`. The application needs no task of
+/// connection's `deinit`) moves it to `closed`; and after a reconnect, the
+/// re-registrations' deadline, cancelled when that session closes. The application needs no task of
 /// its own to keep the connection alive, and a `for await` over a link's ticks
 /// simply waits through the outage.
 final class ConnectionCore: Sendable {
@@ -44,8 +45,12 @@ final class ConnectionCore: Sendable {
     private struct State: Sendable {
         var phase: Phase
         var reconnects = 0
-        /// When the current outage began (`nil` while connected).
+        /// When the current outage began: from the drop until a session has registered
+        /// everything again (`nil` otherwise). Attempts that failed keep it.
         var lostAt: ContinuousClock.Instant?
+        /// The session (by its router) that ``failAttempt(_:)`` closed: its end counts as
+        /// a failed attempt even though the daemon answered on it.
+        var failedSession: ObjectIdentifier?
     }
 
     /// Told when the connection drops and when it is back (``ConnectionChange``).
@@ -175,28 +180,46 @@ final class ConnectionCore: Sendable {
     /// `session`'s channel closed (the daemon went away, or ``close()``).
     private func sessionEnded(_ session: Session) {
         session.router.shutDown(reason: .connectionClosed)
-        // The backoff starts over only after a connection that worked (the daemon answered
-        // or ticked); one the daemon accepted and closed at once, as at its connection
-        // limit, counts as a failed attempt, so the waits keep growing (docs/protocol.md).
-        let firstAttempt = session.router.hasDelivered ? 0 : session.attempt + 1
-        enum Next { case nothing, finish, reconnect }
+        enum Next { case nothing, finish, reconnect(attempt: Int, outageBegins: Bool) }
         let next: Next = state.withLock { state in
             guard case .connected(let current) = state.phase, current.router === session.router else { return .nothing }
             guard policy != nil else {
                 state.phase = .closed
                 return .finish
             }
-            state.phase = .reconnecting(attempt: firstAttempt, timer: nil)
-            state.lostAt = ContinuousClock.now
-            return .reconnect
+            // The backoff starts over only after a connection that worked (the daemon
+            // answered or ticked). One the daemon accepted and closed at once, as at its
+            // connection limit, or whose re-registrations failed (``failAttempt(_:)``),
+            // counts as a failed attempt, so the waits keep growing (docs/protocol.md).
+            let failed = state.failedSession == ObjectIdentifier(session.router)
+            let attempt = session.router.hasDelivered && !failed ? 0 : session.attempt + 1
+            state.phase = .reconnecting(attempt: attempt, timer: nil)
+            state.failedSession = nil
+            let outageBegins = state.lostAt == nil
+            if outageBegins { state.lostAt = ContinuousClock.now }
+            return .reconnect(attempt: attempt, outageBegins: outageBegins)
         }
         switch next {
         case .nothing: break
         case .finish: finishAll()
-        case .reconnect:
-            observer?(.lost)
-            schedule(attempt: firstAttempt, on: session.channel.eventLoop)
+        case .reconnect(let attempt, let outageBegins):
+            // A failed attempt is part of the outage the observer already heard of.
+            if outageBegins { observer?(.lost) }
+            schedule(attempt: attempt, on: session.channel.eventLoop)
         }
+    }
+
+    /// Ends `session` as a failed reconnect attempt (its re-registrations were not
+    /// answered in time, or the daemon answered `UNAVAILABLE`): closes it, and the next
+    /// attempt comes after a longer wait, never attempt 0 again.
+    private func failAttempt(_ session: Session) {
+        state.withLock { $0.failedSession = ObjectIdentifier(session.router) }
+        session.channel.close(promise: nil)
+    }
+
+    /// Whether `router`'s session ended, or is ending as a failed attempt.
+    private func hasFailed(_ router: ClientRouter) -> Bool {
+        router.isClosed || state.withLock { $0.failedSession == ObjectIdentifier(router) }
     }
 
     /// Schedules attempt `attempt` after the policy's delay, or gives up.
@@ -257,16 +280,21 @@ final class ConnectionCore: Sendable {
     ///
     /// The batch waits at most ``requestTimeout`` for its answers, as a call does. A
     /// daemon that accepts the connection and then leaves a re-registration unanswered
-    /// (stopped with `SIGSTOP`, wedged, overloaded) fails this reconnect attempt: the
-    /// session is closed, which releases on the daemon whatever the unanswered requests
-    /// created, keeps the links and watches, and makes the next attempt with the backoff
+    /// (stopped with `SIGSTOP`, wedged, overloaded), or answers one with `UNAVAILABLE`
+    /// (stopping again), fails this reconnect attempt (``failAttempt(_:)``): the session
+    /// is closed, which releases on the daemon whatever the requests created, keeps the
+    /// links and watches, and makes the next attempt with a longer wait
     /// (``ReconnectPolicy/maximumAttempts`` still ends it). The C and Python clients do
-    /// the same.
+    /// the same, except that they wait for each request in turn.
     func restore(on session: Session) {
         let router = session.router
         let (links, watches) = registry.live
         var requests: [(id: Int64, message: JSONRPCOutboundMessage)] = []
-        let report = restoredReport(expecting: links.count + watches.count)
+        let report = restoredReport(expecting: links.count + watches.count, on: router)
+        // Before the report: the last answer must not announce a session about to close.
+        let failIfUnavailable: @Sendable (Result<JSONValue, FrameRateClientError>) -> Void = { [weak self] result in
+            if case .failure(let error) = result, error.status == .unavailable, !router.isClosed { self?.failAttempt(session) }
+        }
         for record in links {
             guard let request = record.beginReregistering(on: router) else {
                 report(nil, false)
@@ -275,6 +303,7 @@ final class ConnectionCore: Sendable {
             let id = router.makeRequestID()
             let refusal = router.enqueue(id: id, route: .link(record, restoring: true)) { result in
                 Self.reregistered(record, result: result, on: router)
+                failIfUnavailable(result)
                 report(record.snapshot.id, (try? result.get()) != nil)
             }
             if refusal != nil { return }  // the session is already gone; the next one restores
@@ -288,6 +317,7 @@ final class ConnectionCore: Sendable {
             let id = router.makeRequestID()
             let refusal = router.enqueue(id: id, route: .watch(record, restoring: true)) { result in
                 Self.rewatched(record, result: result, on: router)
+                failIfUnavailable(result)
                 report(nil, (try? result.get()) != nil)
             }
             if refusal != nil { return }
@@ -301,25 +331,30 @@ final class ConnectionCore: Sendable {
         }
         session.channel.flush()
         guard let timeout = requestTimeout else { return }
-        // One deadline for the whole pipelined batch. Closing the session fails the calls
-        // still pending with `connectionClosed`, which keeps their links and watches for
-        // the next connection (``isTransient(_:on:)``).
+        // One deadline for the whole pipelined batch, cancelled when the session closes.
+        // Closing the session fails the calls still pending with `connectionClosed`, which
+        // keeps their links and watches for the next connection (``isTransient(_:on:)``).
         let sent = requests.map(\.id)
-        let channel = session.channel
-        channel.eventLoop.scheduleTask(in: .nanoseconds(WireTime.nanoseconds(of: timeout))) {
-            if sent.contains(where: router.isAwaitingAnswer(to:)) { channel.close(promise: nil) }
+        let deadline = session.channel.eventLoop.scheduleTask(in: .nanoseconds(WireTime.nanoseconds(of: timeout))) { [weak self] in
+            if sent.contains(where: router.isAwaitingAnswer(to:)) { self?.failAttempt(session) }
         }
+        session.channel.closeFuture.whenComplete { _ in deadline.cancel() }
     }
 
-    /// Counts the re-registrations' replies and tells the observer once all are in:
-    /// `report(link, succeeded)` per link (with its id) or watch (`nil`).
-    private func restoredReport(expecting count: Int) -> @Sendable (LinkID?, Bool) -> Void {
+    /// Counts the re-registrations' replies on `router`'s session and tells the observer
+    /// once all are in, with the whole outage (failed attempts included), unless the
+    /// session failed meanwhile: then a later one tells it. `report(link, succeeded)` per
+    /// link (with its id) or watch (`nil`).
+    private func restoredReport(expecting count: Int, on router: ClientRouter) -> @Sendable (LinkID?, Bool) -> Void {
         guard let observer else { return { _, _ in } }
-        let lostAt = state.withLock { state in
-            defer { state.lostAt = nil }
-            return state.lostAt
+        let announce: @Sendable ([LinkID], Int) -> Void = { [weak self] links, watches in
+            guard let self, !self.hasFailed(router) else { return }
+            let lostAt = self.state.withLock { state in
+                defer { state.lostAt = nil }
+                return state.lostAt
+            }
+            observer(.restored(outage: lostAt.map { $0.duration(to: .now) } ?? .zero, links: links, watches: watches))
         }
-        let outage = lostAt.map { $0.duration(to: .now) } ?? .zero
         let tally = Mutex<(left: Int, links: [LinkID], watches: Int)>((count, [], 0))
         let report: @Sendable (LinkID?, Bool) -> Void = { link, succeeded in
             let done = tally.withLock { tally -> (links: [LinkID], watches: Int)? in
@@ -330,12 +365,9 @@ final class ConnectionCore: Sendable {
                 }
                 return tally.left == 0 ? (tally.links.sorted(), tally.watches) : nil
             }
-            if let done {
-                let full = lostAt.map { $0.duration(to: .now) } ?? outage
-                observer(.restored(outage: full, links: done.links, watches: done.watches))
-            }
+            if let done { announce(done.links, done.watches) }
         }
-        if count == 0 { observer(.restored(outage: outage, links: [], watches: 0)) }
+        if count == 0 { announce([], 0) }
         return report
     }
 

@@ -21,6 +21,8 @@ final class ReconnectHarness: Sendable {
         let opened = Mutex<[NIOAsyncTestingChannel]>([])
         /// How many connect attempts were made after the first connection, and how many of them should fail.
         let attempts = Mutex((made: 0, toFail: 0))
+        /// What the connection's observer heard, in order.
+        let changes = Mutex<[ConnectionChange]>([])
     }
 
     private let shared = Shared()
@@ -53,12 +55,18 @@ final class ReconnectHarness: Sendable {
             let registered: EventLoopFuture<Void> = (channel as any Channel).register()
             return registered.flatMap { channel.connect(to: Self.address) }.map { channel as any Channel }
         }
-        let core = ConnectionCore(session: .init(channel: first, router: router), policy: policy, connector: connector)
+        let core = ConnectionCore(
+            session: .init(channel: first, router: router), policy: policy, connector: connector,
+            observer: { change in shared.changes.withLock { $0.append(change) } }
+        )
         self.connection = FrameRateConnection(core: core, socketPath: "/tmp/framerated-client-test.sock")
     }
 
     /// The latest channel the client opened.
     var channel: NIOAsyncTestingChannel { shared.opened.withLock { $0.last! } }
+
+    /// What the connection's observer heard so far, in order.
+    var changes: [ConnectionChange] { shared.changes.withLock { $0 } }
 
     /// Connect attempts made so far (after the first connection).
     var attemptsMade: Int { shared.attempts.withLock { $0.made } }
@@ -275,9 +283,10 @@ struct ReconnectUnitTests {
         await harness.advance(untilAttempts: 1)
         let first = try await harness.nextRequest(.register)
         try await harness.deliver(Wire.error(id: first.id, .status(.unavailable, "framerated is shutting down")))
-        #expect(link.end == nil)
-        try await harness.channel.close()
-        await harness.advance(untilAttempts: 2)
+        // The client closes that connection itself (a daemon handing its connections over
+        // would keep it open), and waits longer before the next attempt: 20 ms, not 10.
+        #expect(link.end == nil && !connection.isConnected)
+        #expect(await harness.advance(untilAttempts: 2) == .milliseconds(20))
         let second = try await harness.nextRequest(.register)
         #expect(second.params == RegisterRequest(range: range, label: "x").jsonValue)
         try await harness.deliver(Wire.registered(id: second.id, link: 1))
@@ -307,14 +316,24 @@ struct ReconnectUnitTests {
         try #require(!connection.isConnected)
         #expect(silent.end == nil && answered.end == nil)
 
-        // The daemon answered on that session, so the backoff starts over: 10 ms.
-        #expect(await harness.advance(untilAttempts: 2) == .milliseconds(10))
+        // A failed attempt, though the daemon answered on it: the next wait is 20 ms, not 10,
+        // so that maximumAttempts still ends an outage of a daemon that never answers all.
+        #expect(await harness.advance(untilAttempts: 2) == .milliseconds(20))
+        #expect(harness.changes == [.lost], "the failed attempt is part of the outage, not a return")
         let again = [try await harness.nextRequest(.register), try await harness.nextRequest(.register)]
         #expect(again.map(\.params) == [RegisterRequest(range: range, label: "answered").jsonValue, RegisterRequest(range: range, label: "silent").jsonValue])
         try await harness.deliver(Wire.registered(id: again[0].id, link: 1), Wire.registered(id: again[1].id, link: 2))
         #expect(answered.end == nil && answered.daemonID?.rawValue == 1)
         #expect(silent.end == nil && silent.daemonID?.rawValue == 2)
         #expect(connection.reconnectCount == 2)
+        let changes = harness.changes
+        #expect(changes.count == 2 && changes.first == .lost)
+        // (The outage is wall time, ContinuousClock, which this loop's stepped clock does not move.)
+        if case .restored(_, let links, let watches) = changes.last {
+            #expect(links == [answered.id, silent.id] && watches == 0)
+        } else {
+            Issue.record("no restored change: \(changes)")
+        }
         // Every answer came in time: the deadline of the second session closes nothing.
         await harness.loop.advanceTime(by: .seconds(6))
         #expect(connection.isConnected && connection.reconnectCount == 2)

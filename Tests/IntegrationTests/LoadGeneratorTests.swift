@@ -34,10 +34,13 @@ struct LoadGeneratorTests {
         #expect(received * 2 >= expected && received <= expected, "\(ticks.jsonString)")
         #expect((ticks["per_link_min"]?.int64Value ?? 0) > 0, "every link received ticks: \(ticks.jsonString)")
         #expect(report["generator"]?["us_per_tick"]?.doubleValue != nil, "the generator reports its own cost")
-        // The tick plane's threads are part of the daemon: their CPU (sampled thread by thread,
-        // in clock ticks of 10 ms, a moment apart from the process's) is at most the whole's.
+        // The tick plane's threads are part of the daemon: their CPU is at most the whole's,
+        // give or take the rounding: each thread's time and the process's are read a moment
+        // apart, in clock ticks of 10 ms, which are 1 % of the 1 s window. The daemon runs
+        // half the CPUs' threads, 1 to 8 (ServerConfiguration.defaultFanOutThreads).
         let daemonCPU = try #require(report["daemon"]?["cpu_pct"]?.doubleValue)
         let tickPlaneCPU = try #require(report["daemon"]?["tick_plane_cpu_pct"]?.doubleValue, "\(report.jsonString)")
-        #expect(tickPlaneCPU >= 0 && tickPlaneCPU <= daemonCPU + 2, "\(report.jsonString)")
+        let fanOutThreads = Double(min(8, max(1, ProcessInfo.processInfo.activeProcessorCount / 2)))
+        #expect(tickPlaneCPU >= 0 && tickPlaneCPU <= daemonCPU + fanOutThreads + 2, "\(report.jsonString)")
     }
 }
