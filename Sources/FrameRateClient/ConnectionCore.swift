@@ -213,6 +213,9 @@ final class ConnectionCore: Sendable {
     /// answered in time, or the daemon answered `UNAVAILABLE`): closes it, and the next
     /// attempt comes after a longer wait, never attempt 0 again.
     private func failAttempt(_ session: Session) {
+        // Only while the session is open: an ended one's router may be gone, and its
+        // identifier reused by a later router.
+        guard !session.router.isClosed else { return }
         state.withLock { $0.failedSession = ObjectIdentifier(session.router) }
         session.channel.close(promise: nil)
     }
@@ -346,14 +349,15 @@ final class ConnectionCore: Sendable {
     /// session failed meanwhile: then a later one tells it. `report(link, succeeded)` per
     /// link (with its id) or watch (`nil`).
     private func restoredReport(expecting count: Int, on router: ClientRouter) -> @Sendable (LinkID?, Bool) -> Void {
-        guard let observer else { return { _, _ in } }
+        let observer = self.observer
         let announce: @Sendable ([LinkID], Int) -> Void = { [weak self] links, watches in
             guard let self, !self.hasFailed(router) else { return }
+            // The outage ends here, observed or not.
             let lostAt = self.state.withLock { state in
                 defer { state.lostAt = nil }
                 return state.lostAt
             }
-            observer(.restored(outage: lostAt.map { $0.duration(to: .now) } ?? .zero, links: links, watches: watches))
+            observer?(.restored(outage: lostAt.map { $0.duration(to: .now) } ?? .zero, links: links, watches: watches))
         }
         let tally = Mutex<(left: Int, links: [LinkID], watches: Int)>((count, [], 0))
         let report: @Sendable (LinkID?, Bool) -> Void = { link, succeeded in
