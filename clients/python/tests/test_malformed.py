@@ -33,6 +33,35 @@ def answering(answer: Callable[[Dict], str]) -> Callable[[asyncio.StreamReader, 
     return serve
 
 
+def registered(request: Dict, link: int, rate: float = 60.0) -> bytes:
+    """A scripted daemon's answer to ``request`` (a Register): link ``link`` at ``rate`` Hz, as a line."""
+    return ('{"jsonrpc":"2.0","id":%d,"result":{"link":%d,"display":0,"refreshRate":%.1f,'
+            '"callbackRate":%.1f}}\n' % (request["id"], link, rate, rate)).encode()
+
+
+Registers = Callable[[int, Dict, asyncio.StreamWriter], Awaitable[bool]]
+
+
+def numbering(on_register: Registers, seen: List[tuple]) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """A scripted daemon's connection handler that numbers its connections from 1, records
+    every request as ``(number, request)`` in ``seen``, and hands each Register to
+    ``await on_register(number, request, writer)``; a true result ends the connection."""
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        number = connections
+        while line := await reader.readline():
+            request = json.loads(line)
+            seen.append((number, request))
+            if request.get("method") == "framerate.v1.DisplayLink/Register" and await on_register(number, request, writer):
+                break
+        writer.close()
+
+    return serve
+
+
 @contextlib.asynccontextmanager
 async def client_of(path: Path, serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
                     **options: Any) -> AsyncIterator[framerate.aio.Connection]:
@@ -98,8 +127,7 @@ def test_a_register_given_up_on_does_not_leave_a_link_behind(tmp_socket_dir):
                 seen.append(request)
                 if request.get("method") == "framerate.v1.DisplayLink/Register":
                     await asyncio.sleep(0.3)  # answered after the client gave up
-                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"link":7,"display":0,"refreshRate":120.0,'
-                                  '"callbackRate":120.0}}\n' % request["id"]).encode())
+                    writer.write(registered(request, 7, rate=120.0))
                     await writer.drain()
             writer.close()
 
@@ -143,34 +171,23 @@ def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(t
     too, once the registration's reply gives its new id."""
     path = tmp_socket_dir / "scripted.sock"
     seen: List[tuple] = []  # (connection number, request)
-    connections = 0
 
     async def main() -> None:
         reregistered = asyncio.Event()
 
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal connections
-            connections += 1
-            number = connections
-            while line := await reader.readline():
-                request = json.loads(line)
-                seen.append((number, request))
-                if request.get("method") != "framerate.v1.DisplayLink/Register":
-                    continue
-                if number == 1:
-                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"link":1,"display":0,"refreshRate":60.0,'
-                                  '"callbackRate":60.0}}\n' % request["id"]).encode())
-                    await writer.drain()
-                    await asyncio.sleep(0.05)
-                    writer.close()  # the daemon goes away: the client reconnects
-                    return
-                reregistered.set()
-                await asyncio.sleep(0.2)  # the application invalidates meanwhile
-                writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"link":11,"display":0,"refreshRate":60.0,'
-                              '"callbackRate":60.0}}\n' % request["id"]).encode())
+        async def on_register(number: int, request: Dict, writer: asyncio.StreamWriter) -> bool:
+            if number == 1:
+                writer.write(registered(request, 1))
                 await writer.drain()
-            writer.close()
+                await asyncio.sleep(0.05)
+                return True  # the daemon goes away: the client reconnects
+            reregistered.set()
+            await asyncio.sleep(0.2)  # the application invalidates meanwhile
+            writer.write(registered(request, 11))
+            await writer.drain()
+            return False
 
+        serve = numbering(on_register, seen)
         async with client_of(path, serve, reconnect=framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)) as conn:
             link = await conn.register(30, 60, 60)
             await asyncio.wait_for(reregistered.wait(), 5)
@@ -190,35 +207,22 @@ def test_a_reregistration_left_unanswered_fails_the_attempt_not_the_link(tmp_soc
     wedged) makes that attempt fail after request_timeout: the client drops the connection
     and registers the link again on the next one, instead of ending it."""
     path = tmp_socket_dir / "scripted.sock"
-    registers: List[int] = []  # the connection number of each Register seen
-
-    def registered(request: Dict, link: int) -> bytes:
-        return ('{"jsonrpc":"2.0","id":%d,"result":{"link":%d,"display":0,"refreshRate":60.0,'
-                '"callbackRate":60.0}}\n' % (request["id"], link)).encode()
+    seen: List[tuple] = []  # (connection number, request)
 
     async def main() -> None:
-        connections = 0
         back = asyncio.Event()
 
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal connections
-            connections += 1
-            number = connections
-            while line := await reader.readline():
-                request = json.loads(line)
-                if request.get("method") != "framerate.v1.DisplayLink/Register":
-                    continue
-                registers.append(number)
-                if number == 2:
-                    continue  # wedged: reads, never answers
-                writer.write(registered(request, number))
-                await writer.drain()
-                if number == 1:
-                    writer.close()  # the daemon goes away: the client reconnects
-                    return
-                back.set()
-            writer.close()
+        async def on_register(number: int, request: Dict, writer: asyncio.StreamWriter) -> bool:
+            if number == 2:
+                return False  # wedged: reads, never answers
+            writer.write(registered(request, number))
+            await writer.drain()
+            if number == 1:
+                return True  # the daemon goes away: the client reconnects
+            back.set()
+            return False
 
+        serve = numbering(on_register, seen)
         policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
         async with client_of(path, serve, reconnect=policy, request_timeout=0.2) as conn:
             link = await conn.register(30, 60, 60)
@@ -232,4 +236,4 @@ def test_a_reregistration_left_unanswered_fails_the_attempt_not_the_link(tmp_soc
             assert link.daemon_id == 3
 
     run(main())
-    assert registers == [1, 2, 3]
+    assert [number for number, request in seen if request.get("method") == "framerate.v1.DisplayLink/Register"] == [1, 2, 3]
