@@ -69,14 +69,7 @@ enum System {
 
     /// Removes a directory made by ``makeTemporaryDirectory(prefix:)`` and the files directly in it.
     static func removeDirectory(_ path: String) {
-        guard let directory = opendir(path) else { return }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { unlink(path + "/" + name) }
-        }
-        closedir(directory)
+        for name in directoryEntries(path) { unlink(path + "/" + name) }
         rmdir(path)
     }
 
