@@ -673,7 +673,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             callbackRate: link.pacer.cadence.callbackRate, since: link.since, limit: limit(of: link),
             hitches: link.presentation.hasPresented
                 ? link.presentation.hitches.summary(at: now ?? link.presentation.hitches.latest) : nil,
-            boostedUntil: link.boost?.end
+            boostedUntil: link.boost?.end, awaitedFrame: link.configuration.isPaused ? nil : link.pacer.awaitedFrame
         )
     }
 

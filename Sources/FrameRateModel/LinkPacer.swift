@@ -83,6 +83,13 @@ struct LinkPacer: Sendable {
     /// Whether the client is still working on the last delivered tick.
     var isBusy: Bool { reportsFrameDone && lastFinished < lastDelivered }
 
+    /// The frame the link waits for, once at least one of its intervals passed without a
+    /// tick because of it; `nil` otherwise (also while it is merely being worked on).
+    var awaitedFrame: AwaitedFrame? {
+        guard isBusy, pendingSkips > 0 else { return nil }
+        return AwaitedFrame(sequence: lastDelivered, tickTime: lastDeliveredTime, skippedIntervals: pendingSkips)
+    }
+
     /// Records that the client finished the frame for `sequence`.
     /// - Returns: `false` when that sequence was never delivered.
     mutating func frameDone(sequence: UInt64) -> Bool {

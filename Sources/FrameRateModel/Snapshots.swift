@@ -20,6 +20,9 @@ public struct LinkSnapshot: Hashable, Sendable {
     /// When its boost in force ends, as the time since ``Compositor/start``
     /// (``Compositor/instant(sinceStart:)`` gives the instant); `nil` when not boosted.
     public var boostedUntil: Duration? = nil
+    /// The frame it waits for before it ticks again, once an interval passed without a
+    /// tick because of it; `nil` otherwise.
+    public var awaitedFrame: AwaitedFrame? = nil
 }
 
 /// A read-only view of one display, for status output.

@@ -35,6 +35,39 @@ import Testing
         #expect(harness.compositor.unansweredTicks == [UnansweredTick(link: link, interval: 3)])
     }
 
+    @Test("a link whose frame is unfinished while its intervals pass says which frame it awaits, since when, and how many intervals passed")
+    func theAwaitedFrameIsShown() throws {
+        var harness = Harness(profile: .fixed60)
+        let link = try harness.register(60, 60, 60).link
+        let period = Duration.nanoseconds(16_666_667)
+        try harness.run(seconds: 1.0 / 60)
+        #expect(harness.compositor.snapshot(of: link)?.awaitedFrame == nil, "a link that never answered is never held back")
+        try harness.compositor.frameDone(link: link, owner: harness.owner, sequence: 1)
+        let second = try #require(try harness.run(seconds: 1.0 / 60).flatMap(\.ticks).first)
+        #expect(second.sequence == 2)
+        // Being worked on, with no interval lost yet, is not waiting.
+        #expect(harness.compositor.snapshot(of: link)?.awaitedFrame == nil)
+
+        let skipped = try harness.run(seconds: 3.0 / 60)
+        #expect(skipped.flatMap(\.ticks).isEmpty)
+        let awaited = try #require(harness.compositor.snapshot(of: link)?.awaitedFrame)
+        #expect(awaited.sequence == 2 && awaited.skippedIntervals == 3)
+        // Tick 2's vsync, two periods after the display's start, exactly as the tick said.
+        let tickTime = harness.compositor.start.duration(to: second.timestamp)
+        #expect(awaited.tickTime == tickTime)
+        #expect(abs((tickTime - period * 2) / .nanoseconds(1)) <= 2)
+
+        try harness.compositor.frameDone(link: link, owner: harness.owner, sequence: 2)
+        #expect(harness.compositor.snapshot(of: link)?.awaitedFrame == nil)
+        let resumed = try #require(try harness.run(seconds: 1.0 / 60).flatMap(\.ticks).first)
+        #expect(resumed.skipped == 3)
+        // A paused link awaits nothing.
+        try harness.run(seconds: 2.0 / 60)
+        #expect(harness.compositor.snapshot(of: link)?.awaitedFrame != nil)
+        _ = try harness.compositor.update(link: link, owner: harness.owner, range: nil, paused: true, adaptive: nil, at: harness.clock.now)
+        #expect(harness.compositor.snapshot(of: link)?.awaitedFrame == nil)
+    }
+
     @Test func aPausedLinkIsNeitherWaitedForNorTicking() throws {
         var harness = Harness(profile: .fixed60)
         let link = try harness.register(60, 60, 60).link

@@ -52,6 +52,7 @@ struct VelocityAndBoostWireTests {
         #expect(display.links[0].adaptive && display.links[0].boostedUntil == 101.5)
         #expect(try DisplayState(json: try JSONValue(parsing: display.jsonValue.jsonString)) == display)
         #expect(display.jsonValue["links"]?[0]?["boostedUntil"]?.numberValue?.text == "101.500000000")
+        #expect(display.links[0].awaitingFrame == nil && display.jsonValue["links"]?[0]?["awaitingFrame"] == .null)
         // An older daemon's display: no panel fields, links neither adaptive nor boosted.
         var older = json
         if case .object(var object) = older {
@@ -61,5 +62,29 @@ struct VelocityAndBoostWireTests {
         }
         let parsed = try DisplayState(json: older)
         #expect(parsed.panelRate == nil && parsed.panelDecision == nil)
+    }
+
+    @Test("GetState: a link's awaitingFrame round-trips; a bad one names its field")
+    func awaitingFrame() throws {
+        let frame: JSONValue = ["sequence": 17, "since": 4931.25, "skipped": 42]
+        let link: JSONValue = [
+            "link": 2, "range": ["minimum": 60.0, "maximum": 60.0, "preferred": 60.0], "paused": false, "callbackRate": 60.0,
+            "label": nil, "highFrameRate": false, "pid": 7, "uid": 1000, "command": "app", "awaitingFrame": frame,
+        ]
+        let state = try LinkState(json: link)
+        #expect(state.awaitingFrame == AwaitingFrameState(sequence: 17, since: 4931.25, skipped: 42))
+        #expect(state.jsonValue["awaitingFrame"]?.jsonString == #"{"sequence":17,"since":4931.250000000,"skipped":42}"#)
+        #expect(try LinkState(json: try JSONValue(parsing: state.jsonValue.jsonString)) == state)
+        var bad = link
+        if case .object(var object) = bad {
+            object["awaitingFrame"] = ["sequence": -1, "since": 1.0, "skipped": 0]
+            bad = .object(object)
+        }
+        #expect(throws: RPCError.self) { try LinkState(json: bad) }
+        do {
+            _ = try LinkState(json: bad)
+        } catch {
+            #expect(error.message.contains("awaitingFrame.sequence"), "\(error.message)")
+        }
     }
 }

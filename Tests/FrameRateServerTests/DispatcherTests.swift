@@ -109,7 +109,7 @@ import Testing
                     "uid": .number(JSONNumber(Int(Peers.user.uid))), "command": "app",
                     "since": .number(JSONNumber(text: WireTime.format(nanoseconds: server.clock.now.nanoseconds))!),
                     "limitedBy": nil, "wanted": nil, "got": nil, "hitches": nil, "timelines": 1, "preferredFrameLatency": 1,
-                    "adaptive": false, "boostedUntil": nil,
+                    "adaptive": false, "boostedUntil": nil, "awaitingFrame": nil,
                 ]
         )
         // The typed parser the client uses reads it back.

@@ -140,6 +140,21 @@ import Testing
         #expect(try client.result(.present, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#) == .object([:]))
     }
 
+    @Test("GetState names the tick whose frame a link is held back for, once an interval passed without a tick")
+    func getStateShowsTheAwaitedFrame() throws {
+        let server = ServerHarness()
+        let (client, link, tick) = try Self.link120(server)
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        try server.runNextVsync()
+        let unanswered = try #require(try Self.ticks(client.lines()).last)
+        for _ in 0..<3 { try server.runNextVsync() }
+        #expect(try Self.ticks(client.lines()).isEmpty, "held back while tick \(unanswered.sequence) is unanswered")
+        let state = try CompositorState(json: client.result(.getState))
+        let awaiting = try #require(state.displays[0].links.first?.awaitingFrame)
+        #expect(awaiting.sequence == unanswered.sequence && awaiting.skipped == 3)
+        #expect(Self.close(awaiting.since, unanswered.timestamp))
+    }
+
     @Test func getStateShowsResidencyThatAddsUpAndNamesEndedLinks() throws {
         let server = ServerHarness()
         let (client, link, _) = try Self.link120(server)

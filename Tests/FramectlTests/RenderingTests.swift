@@ -94,6 +94,20 @@ struct RenderingTests {
         #expect(StatusText.lines(for: CompositorState(displays: []), now: 0) == ["no displays"])
     }
 
+    @Test("status: a link held back until its client answers a tick says which tick, since when, and what it cost")
+    func statusShowsAwaitedFrames() throws {
+        let state = try Fixture.state()
+        #expect(!StatusText.lines(for: state.displays[0], now: 4940).contains { $0.contains("waiting for frames") })
+        var display = state.displays[0]
+        display.links[0].awaitingFrame = AwaitingFrameState(sequence: 17, since: 4938.75, skipped: 150)
+        let lines = StatusText.lines(for: display, now: 4940)
+        let heading = try #require(lines.firstIndex { $0.contains("waiting for frames") }, "\(lines)")
+        // The words after the heading, as wrapping at 80 columns leaves them.
+        let entry = lines[(heading + 1)...].joined(separator: " ").split(separator: " ").joined(separator: " ")
+        #expect(entry.contains("link 3: tick 17, 1.250 s ago, is unanswered; 150 intervals passed without a tick"), "\(lines)")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines)")
+    }
+
     @Test("status: lists beyond the decision's limit say how many more")
     func statusCounts() {
         let decision = DecisionState(

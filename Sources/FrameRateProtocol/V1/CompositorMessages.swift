@@ -100,6 +100,9 @@ public struct LinkState: Hashable, Sendable {
     public var adaptive: Bool = false
     /// When its boost in force ends, seconds on `CLOCK_MONOTONIC`; `nil` when not boosted.
     public var boostedUntil: Double?
+    /// The frame the daemon waits for before it ticks the link again, once an interval
+    /// passed without a tick because of it (`awaitingFrame`); `nil` otherwise.
+    public var awaitingFrame: AwaitingFrameState?
 
     /// Builds a link state from the model's snapshot and the owner's identity (`nil`:
     /// hidden from this viewer, and so is the label); `start` is the compositor's start
@@ -119,6 +122,7 @@ public struct LinkState: Hashable, Sendable {
         self.preferredFrameLatency = snapshot.configuration.frameLatency
         self.adaptive = snapshot.configuration.isAdaptive
         self.boostedUntil = snapshot.boostedUntil.map { start.advanced(by: $0).seconds }
+        self.awaitingFrame = snapshot.awaitedFrame.map { AwaitingFrameState($0, start: start) }
     }
 
     /// Parses a link from the daemon.
@@ -143,6 +147,9 @@ public struct LinkState: Hashable, Sendable {
         self.preferredFrameLatency = try reader.integer("preferredFrameLatency", minimum: 1, maximum: 2).map { Int($0) } ?? 1
         self.adaptive = try reader.bool("adaptive") ?? false
         self.boostedUntil = try reader.number("boostedUntil")
+        if let awaiting = json["awaitingFrame"], !awaiting.isNull {
+            self.awaitingFrame = try AwaitingFrameState(json: awaiting, path: reader.fieldPath("awaitingFrame"))
+        }
     }
 
     /// The link object.
@@ -161,6 +168,7 @@ public struct LinkState: Hashable, Sendable {
         object["preferredFrameLatency"] = .number(JSONNumber(preferredFrameLatency))
         object["adaptive"] = .bool(adaptive)
         object["boostedUntil"] = boostedUntil.map { JSONValue.wireTime(seconds: $0) } ?? .null
+        object["awaitingFrame"] = awaitingFrame?.jsonValue ?? .null
         return .object(object)
     }
 }

@@ -56,8 +56,26 @@ enum StatusText {
                 lines += Wrap.lines("", HitchText.describe(link: link, summary), indent: "    ", width: 80)
             }
         }
+        lines += awaitingLines(display, now: now)
         if display.links.contains(where: { $0.peer == nil }) {
             lines += Wrap.lines("  ", Self.hiddenHolderNote, indent: "  ", width: 80)
+        }
+        return lines
+    }
+
+    /// The links the daemon holds back until their client finishes a frame, each with the
+    /// tick it waits on, for how long, and the intervals lost so far; nothing when none.
+    static func awaitingLines(_ display: DisplayState, now: Double) -> [String] {
+        let waiting = display.links.compactMap { link in link.awaitingFrame.map { (link.link, $0) } }
+        guard !waiting.isEmpty else { return [] }
+        var lines = Wrap.lines(
+            "", "waiting for frames (a link that answers its ticks with FrameDone or Present gets no tick while its latest one is unanswered):",
+            indent: "  ", width: 80
+        )
+        for (link, frame) in waiting {
+            let text = "link \(link.rawValue): tick \(frame.sequence), \(Fixed.format(Swift.max(0, now - frame.since), decimals: 3)) s ago, "
+                + "is unanswered; \(frame.skipped) interval\(frame.skipped == 1 ? "" : "s") passed without a tick"
+            lines += Wrap.lines("", text, indent: "    ", width: 80)
         }
         return lines
     }
