@@ -625,10 +625,16 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: 1))
         // The decided rate change, looked up once per vsync and only for links that list frames.
         var decidedChange: (index: UInt64, time: Duration, rate: Double)?? = nil
+        var heldBack: [HeldBackLink] = []
         for index in links.indices where !links[index].configuration.isPaused {
             let owner = links[index].owner
             let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
-            guard case .deliver(let sequence, let skipped) = outcome else { continue }
+            guard case .deliver(let sequence, let skipped) = outcome else {
+                if outcome == .skipped, let frame = links[index].pacer.noteHeldBack(at: time) {
+                    heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: frame))
+                }
+                continue
+            }
             let cadence = links[index].pacer.cadence
             if cadence.divisor != lastDivisor {
                 lastDivisor = cadence.divisor
@@ -654,7 +660,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
-            rateChange: change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant
+            rateChange: change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
+            heldBack: heldBack
         )
     }
 

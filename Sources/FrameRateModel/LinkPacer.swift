@@ -43,6 +43,12 @@ struct LinkPacer: Sendable {
     private(set) var lastDeliveredTime: Duration = .zero
     /// The latest delivered tick's interval (`targetTimestamp - timestamp`).
     private(set) var lastDeliveredInterval: Duration = .zero
+    /// Whether the current wait for the latest delivered tick's frame was reported
+    /// (``noteHeldBack(at:)``); cleared by the next tick.
+    private var heldBackReported = false
+
+    /// How long a link waits for its frame before ``noteHeldBack(at:)`` reports it.
+    static let heldBackReportAfter: Duration = .seconds(1)
 
     init(cadence: CallbackCadence) {
         self.cadence = cadence
@@ -78,6 +84,7 @@ struct LinkPacer: Sendable {
         pendingSkips = 0
         nextTarget = nil
         lastFinished = lastDelivered
+        heldBackReported = false
     }
 
     /// Whether the client is still working on the last delivered tick.
@@ -88,6 +95,15 @@ struct LinkPacer: Sendable {
     var awaitedFrame: AwaitedFrame? {
         guard isBusy, pendingSkips > 0 else { return nil }
         return AwaitedFrame(sequence: lastDelivered, tickTime: lastDeliveredTime, skippedIntervals: pendingSkips)
+    }
+
+    /// Called when an interval was skipped at `time` (since the display's origin): the
+    /// awaited frame, once per wait, when the link has waited ``heldBackReportAfter`` for it;
+    /// `nil` otherwise.
+    mutating func noteHeldBack(at time: Duration) -> AwaitedFrame? {
+        guard !heldBackReported, time - lastDeliveredTime >= Self.heldBackReportAfter, let frame = awaitedFrame else { return nil }
+        heldBackReported = true
+        return frame
     }
 
     /// Records that the client finished the frame for `sequence`.
@@ -143,6 +159,7 @@ struct LinkPacer: Sendable {
         }
         let skipped = pendingSkips + intervals - 1
         pendingSkips = 0
+        heldBackReported = false
         lastDelivered = sequence
         lastDeliveredTime = time
         lastDeliveredInterval = interval

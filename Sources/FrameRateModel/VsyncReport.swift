@@ -19,4 +19,7 @@ public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Dura
     public let presentations: [Presentation<Instant>]
     /// When to process the next vsync.
     public let nextVsync: Instant
+    /// Links whose wait for an unanswered tick's frame reached 1 s at this vsync (each
+    /// wait once), in link registration order.
+    public var heldBack: [HeldBackLink] = []
 }

@@ -128,6 +128,30 @@ extension CompositorCore {
         )
     }
 
+    /// `link` of `display` has waited 1 s for its client to answer its latest tick (reported
+    /// by the tick plane, hopped here): logs why it gets no ticks, at most 10 lines per user
+    /// per 10 s (``UserRejectionLogs``). Nothing when its connection is gone meanwhile.
+    package func linkHeldBack(display: DisplayID, _ link: HeldBackLink) {
+        guard let session = sessions[link.owner] else { return }
+        guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
+        let start = shared.read { $0.compositor.start }
+        let waited = Self.milliseconds(start.advanced(by: link.frame.tickTime).duration(to: now()))
+        let label = shared.read { $0.compositor.snapshot(of: link.link) }?.configuration.label
+        let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
+        // The label is the client's words: the log handlers sanitize the whole message.
+        let named = "link \(link.link.rawValue)" + (label.map { " '\($0)'" } ?? "")
+        let why = "its client has not answered tick \(link.frame.sequence) for \(waited) ms (\(link.frame.skippedIntervals) intervals so far)"
+        logger.info(
+            "\(named) on display \(display.rawValue) gets no ticks: \(why); a link that sends FrameDone or Present must answer every tick it gets\(note)",
+            metadata: peerMetadata(session.peer).merging(
+                [
+                    "event": "link-held-back", "link": "\(link.link.rawValue)", "display": "\(display.rawValue)",
+                    "sequence": "\(link.frame.sequence)", "waited_ms": "\(waited)", "suppressed": "\(suppressed)",
+                ]
+            ) { $1 }
+        )
+    }
+
     /// A fan-out thread's io_uring failed while sending (reported by the tick plane, hopped
     /// here): that thread sends with `send(2)` from now on; the sends of the failed batch
     /// whose outcome is unknown closed their connections.

@@ -53,6 +53,8 @@ package final class CompositorCore {
     var refusalLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// "request rejected" lines (error replies), at most 10 per user per 10 s.
     var requestRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
+    /// Limits the "held back" lines (``linkHeldBack(display:_:)``) per user.
+    var heldBackLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// "requests paced" lines, at most one per user per 10 s.
     var pacingLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that

@@ -135,7 +135,8 @@ public final class FrameRateServer: Service, Sendable {
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },
                 watchdog: hooks.watchdog,
                 lateWake: { lateness, busy in eventLoop.execute { bound.value.tickPlaneLate(lateness: lateness, busy: busy) } },
-                sendPathFellBack: { reason in eventLoop.execute { bound.value.tickSendsFellBack(reason: reason) } }
+                sendPathFellBack: { reason in eventLoop.execute { bound.value.tickSendsFellBack(reason: reason) } },
+                heldBack: { display, link in eventLoop.execute { bound.value.linkHeldBack(display: display, link) } }
             )
         )
 

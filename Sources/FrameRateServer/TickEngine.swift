@@ -37,19 +37,24 @@ package final class TickEngine: Sendable {
         /// A fan-out thread's io_uring failed while sending: it sends with `send(2)` from
         /// now on, for the reason given.
         var sendPathFellBack: @Sendable (_ reason: String) -> Void = { _ in }
+        /// A link of a display has waited 1 s for its client to answer its latest tick
+        /// (``HeldBackLink``), and gets no ticks until it does.
+        var heldBack: @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in }
 
         package init(
             rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
             disconnect: @escaping @Sendable (OwnerID) -> Void = { _ in },
             watchdog: @escaping @Sendable () -> Void = {},
             lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in },
-            sendPathFellBack: @escaping @Sendable (_ reason: String) -> Void = { _ in }
+            sendPathFellBack: @escaping @Sendable (_ reason: String) -> Void = { _ in },
+            heldBack: @escaping @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in }
         ) {
             self.rateChanged = rateChanged
             self.disconnect = disconnect
             self.watchdog = watchdog
             self.lateWake = lateWake
             self.sendPathFellBack = sendPathFellBack
+            self.heldBack = heldBack
         }
     }
 
@@ -216,6 +221,7 @@ package final class TickEngine: Sendable {
                 Self.plan(report, writers: writers[reports], sentAt: now, into: &shards)
                 reports += 1
                 if let change = report.rateChange { events.rateChanged(report.display, change) }
+                for link in report.heldBack { events.heldBack(report.display, link) }
                 let period = report.vsync.duration(to: report.nextVsync)
                 shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
             case .disconnect(let owner): events.disconnect(owner)

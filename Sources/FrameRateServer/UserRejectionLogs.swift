@@ -44,6 +44,8 @@ struct UserRejectionLogs<Instant: InstantProtocol>: Sendable where Instant.Durat
         case refusedConnection
         /// Error replies.
         case rejectedRequest
+        /// Links held back waiting for their client's frame.
+        case heldBackLink
     }
 
     /// The note a logged line carries after suppressed ones of `uid`: `""` or, for
@@ -55,6 +57,7 @@ struct UserRejectionLogs<Instant: InstantProtocol>: Sendable where Instant.Durat
             case .closedConnection: ("connection of uid \(uid) closed the same way", "connections of uid \(uid) closed the same way")
             case .refusedConnection: ("refused connection of uid \(uid)", "refused connections of uid \(uid)")
             case .rejectedRequest: ("rejected request of uid \(uid)", "rejected requests of uid \(uid)")
+            case .heldBackLink: ("held-back link of uid \(uid)", "held-back links of uid \(uid)")
             }
         return suppressed == 1 ? " (1 more \(one) was not logged)" : " (\(suppressed) more \(many) were not logged)"
     }

@@ -63,7 +63,8 @@ package final class ServerHarness {
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
                 lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) },
-                sendPathFellBack: { reason in bound.value.tickSendsFellBack(reason: reason) }
+                sendPathFellBack: { reason in bound.value.tickSendsFellBack(reason: reason) },
+                heldBack: { display, link in bound.value.linkHeldBack(display: display, link) }
             )
         )
         core.adminGroupID = testAdminGroupID

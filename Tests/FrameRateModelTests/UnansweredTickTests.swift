@@ -68,6 +68,36 @@ import Testing
         #expect(harness.compositor.snapshot(of: link)?.awaitedFrame == nil)
     }
 
+    @Test("a link held back for 1 s is reported once per wait, at the first skipped vsync 1 s after its tick")
+    func aLongWaitIsReportedOncePerWait() throws {
+        var harness = Harness(profile: .fixed60)
+        let link = try harness.register(60, 60, 60).link
+        // Never answering: never held back, never reported.
+        var reports = try harness.run(seconds: 2)
+        #expect(reports.allSatisfy { $0.heldBack.isEmpty })
+        let last = try #require(reports.flatMap(\.ticks).last)
+        try harness.compositor.frameDone(link: link, owner: harness.owner, sequence: last.sequence)
+        let unanswered = try #require(try harness.run(seconds: 1.0 / 60).flatMap(\.ticks).last)
+
+        reports = try harness.run(seconds: 3)
+        let held = reports.filter { !$0.heldBack.isEmpty }
+        #expect(held.count == 1, "once per wait")
+        let first = try #require(held.first)
+        #expect(first.heldBack.map(\.link) == [link] && first.heldBack[0].owner == harness.owner)
+        #expect(first.heldBack[0].frame.sequence == unanswered.sequence)
+        // The first vsync at least 1 s after the unanswered tick's.
+        let waited = unanswered.timestamp.duration(to: first.vsync)
+        #expect(waited >= .seconds(1) && waited < .seconds(1) + .milliseconds(17))
+        // 60 periods of 1/60 s come to 1 s give or take the grid's nanosecond rounding.
+        #expect((60...61).contains(first.heldBack[0].frame.skippedIntervals))
+
+        // Answered, ticked, then unanswered again: a new wait, reported again.
+        try harness.compositor.frameDone(link: link, owner: harness.owner, sequence: unanswered.sequence)
+        let again = try harness.run(seconds: 1.5)
+        #expect(again.flatMap(\.ticks).count == 1)
+        #expect(again.flatMap(\.heldBack).count == 1)
+    }
+
     @Test func aPausedLinkIsNeitherWaitedForNorTicking() throws {
         var harness = Harness(profile: .fixed60)
         let link = try harness.register(60, 60, 60).link

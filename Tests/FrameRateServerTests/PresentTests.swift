@@ -155,6 +155,23 @@ import Testing
         #expect(Self.close(awaiting.since, unanswered.timestamp))
     }
 
+    @Test("the journal says once per wait why a link held back for 1 s gets no ticks, with who holds it")
+    func aLinkHeldBackForASecondIsLogged() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        let (client, link, tick) = try Self.link120(server)
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        try server.runNextVsync()
+        let unanswered = try #require(try Self.ticks(client.lines()).last)
+        for _ in 0..<240 { try server.runNextVsync() }
+        let lines = log.entries.filter { $0.metadata["event"] == "link-held-back" }
+        #expect(lines.count == 1, "\(log.messages)")
+        let line = try #require(lines.first)
+        #expect(line.message.hasPrefix("link \(link) 'scroller' on display 0 gets no ticks: its client has not answered tick \(unanswered.sequence) for 10"), "\(line.message)")
+        #expect(line.message.contains("a link that sends FrameDone or Present must answer every tick it gets"))
+        #expect(line.metadata["sequence"] == "\(unanswered.sequence)" && line.metadata["pid"] == "\(Peers.root.pid)")
+    }
+
     @Test func getStateShowsResidencyThatAddsUpAndNamesEndedLinks() throws {
         let server = ServerHarness()
         let (client, link, _) = try Self.link120(server)
