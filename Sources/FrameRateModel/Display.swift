@@ -630,8 +630,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             let owner = links[index].owner
             let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
             guard case .deliver(let sequence, let skipped) = outcome else {
-                if outcome == .skipped, let frame = links[index].pacer.noteHeldBack(at: time) {
-                    heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: frame))
+                if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
+                    heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: held.frame, waited: held.waited))
                 }
                 continue
             }

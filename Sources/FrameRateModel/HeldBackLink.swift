@@ -8,4 +8,6 @@ public struct HeldBackLink: Hashable, Sendable {
     public let owner: OwnerID
     /// The frame it waits for.
     public let frame: AwaitedFrame
+    /// How long it had waited at the vsync that reported it, since that tick's timestamp.
+    public let waited: Duration
 }

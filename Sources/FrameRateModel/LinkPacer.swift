@@ -63,14 +63,23 @@ struct LinkPacer: Sendable {
         self.lastFinished = checkpoint.lastFinished
         self.reportsFrameDone = checkpoint.reportsFrameDone
         self.nextTarget = checkpoint.nextTarget
+        // From a daemon that did not record it: the latest interval's end, never earlier
+        // than the tick, so a wait measured from it is never longer than the real one.
+        self.lastDeliveredTime = checkpoint.lastDeliveredTime ?? checkpoint.nextTarget ?? .zero
+        self.lastDeliveredInterval = checkpoint.lastDeliveredInterval ?? .zero
+        self.heldBackReported = checkpoint.heldBackReported
     }
 
     /// Everything the pacer counts, for a handover.
     var checkpoint: LinkPacingCheckpoint {
-        LinkPacingCheckpoint(
+        var checkpoint = LinkPacingCheckpoint(
             sequence: sequence, pendingSkips: pendingSkips, lastDelivered: lastDelivered, lastFinished: lastFinished,
             reportsFrameDone: reportsFrameDone, nextTarget: nextTarget
         )
+        checkpoint.lastDeliveredTime = lastDeliveredTime
+        checkpoint.lastDeliveredInterval = lastDeliveredInterval
+        checkpoint.heldBackReported = heldBackReported
+        return checkpoint
     }
 
     /// Adopts a new callback cadence (rate change or range update). The next tick
@@ -98,12 +107,13 @@ struct LinkPacer: Sendable {
     }
 
     /// Called when an interval was skipped at `time` (since the display's origin): the
-    /// awaited frame, once per wait, when the link has waited ``heldBackReportAfter`` for it;
-    /// `nil` otherwise.
-    mutating func noteHeldBack(at time: Duration) -> AwaitedFrame? {
-        guard !heldBackReported, time - lastDeliveredTime >= Self.heldBackReportAfter, let frame = awaitedFrame else { return nil }
+    /// awaited frame and how long the link has waited for it, once per wait, when that is
+    /// at least ``heldBackReportAfter``; `nil` otherwise.
+    mutating func noteHeldBack(at time: Duration) -> (frame: AwaitedFrame, waited: Duration)? {
+        let waited = time - lastDeliveredTime
+        guard !heldBackReported, waited >= Self.heldBackReportAfter, let frame = awaitedFrame else { return nil }
         heldBackReported = true
-        return frame
+        return (frame, waited)
     }
 
     /// Records that the client finished the frame for `sequence`.

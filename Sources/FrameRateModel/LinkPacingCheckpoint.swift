@@ -16,6 +16,13 @@ public struct LinkPacingCheckpoint: Hashable, Sendable {
     public var reportsFrameDone: Bool
     /// The earliest time of the next tick (the previous tick's target), since the start; `nil` before the first tick.
     public var nextTarget: Duration?
+    /// When the latest delivered tick's interval started, since the start; `nil` from a
+    /// daemon that did not record it.
+    public var lastDeliveredTime: Duration? = nil
+    /// The latest delivered tick's interval; `nil` from a daemon that did not record it.
+    public var lastDeliveredInterval: Duration? = nil
+    /// Whether the current wait for the latest tick's frame was already reported (logged).
+    public var heldBackReported = false
 
     /// Builds a pacing checkpoint.
     public init(

@@ -130,13 +130,16 @@ extension CompositorCore {
 
     /// `link` of `display` has waited 1 s for its client to answer its latest tick (reported
     /// by the tick plane, hopped here): logs why it gets no ticks, at most 10 lines per user
-    /// per 10 s (``UserRejectionLogs``). Nothing when its connection is gone meanwhile.
+    /// per 10 s (``UserRejectionLogs``). Nothing when the wait ended meanwhile (answered,
+    /// paused, invalidated, or its connection gone).
     package func linkHeldBack(display: DisplayID, _ link: HeldBackLink) {
         guard let session = sessions[link.owner] else { return }
+        let snapshot = shared.read { $0.compositor.snapshot(of: link.link) }
+        guard let snapshot, snapshot.awaitedFrame?.sequence == link.frame.sequence else { return }
         guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
-        let start = shared.read { $0.compositor.start }
-        let waited = Self.milliseconds(start.advanced(by: link.frame.tickTime).duration(to: now()))
-        let label = shared.read { $0.compositor.snapshot(of: link.link) }?.configuration.label
+        // As measured at the vsync that reported it, like the interval count.
+        let waited = Self.milliseconds(link.waited)
+        let label = snapshot.configuration.label
         let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
         // The label is the client's words: the log handlers sanitize the whole message.
         let named = "link \(link.link.rawValue)" + (label.map { " '\($0)'" } ?? "")

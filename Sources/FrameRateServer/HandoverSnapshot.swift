@@ -108,6 +108,9 @@ struct HandoverSnapshot: Hashable, Sendable {
             "lastFinished": .number(JSONNumber(link.pacing.lastFinished)),
             "reportsFrameDone": .bool(link.pacing.reportsFrameDone),
             "nextTarget": link.pacing.nextTarget.map(encode) ?? .null,
+            "lastDeliveredTime": link.pacing.lastDeliveredTime.map(encode) ?? .null,
+            "lastDeliveredInterval": link.pacing.lastDeliveredInterval.map(encode) ?? .null,
+            "heldBackReported": .bool(link.pacing.heldBackReported),
         ]
     }
 
@@ -178,11 +181,12 @@ struct HandoverSnapshot: Hashable, Sendable {
                 )
             ),
             since: try fields.duration("since"),
-            pacing: LinkPacingCheckpoint(
-                sequence: try fields.uint64("sequence"), pendingSkips: try fields.uint64("pendingSkips"),
-                lastDelivered: try fields.uint64("lastDelivered"), lastFinished: try fields.uint64("lastFinished"),
-                reportsFrameDone: try fields.bool("reportsFrameDone"), nextTarget: try fields.optionalDuration("nextTarget")
-            )
+            pacing: try fields.withDeliveryTimes(
+                LinkPacingCheckpoint(
+                    sequence: try fields.uint64("sequence"), pendingSkips: try fields.uint64("pendingSkips"),
+                    lastDelivered: try fields.uint64("lastDelivered"), lastFinished: try fields.uint64("lastFinished"),
+                    reportsFrameDone: try fields.bool("reportsFrameDone"), nextTarget: try fields.optionalDuration("nextTarget")
+                ))
         )
     }
 }

@@ -24,3 +24,18 @@ extension SnapshotFields {
         return configuration
     }
 }
+
+extension SnapshotFields {
+    /// `pacing` with this link object's `lastDeliveredTime`, `lastDeliveredInterval` and
+    /// `heldBackReported`; a snapshot from a daemon older than them has none, which leaves
+    /// the times unknown (``LinkPacer`` then measures a wait from the latest interval's end) and
+    /// the wait not yet reported.
+    /// - Throws: ``HandoverSnapshotError/malformed(field:)`` for an ill-typed value.
+    func withDeliveryTimes(_ pacing: LinkPacingCheckpoint) throws(HandoverSnapshotError) -> LinkPacingCheckpoint {
+        var pacing = pacing
+        if value["lastDeliveredTime"] != nil { pacing.lastDeliveredTime = try optionalDuration("lastDeliveredTime") }
+        if value["lastDeliveredInterval"] != nil { pacing.lastDeliveredInterval = try optionalDuration("lastDeliveredInterval") }
+        if value["heldBackReported"] != nil { pacing.heldBackReported = try bool("heldBackReported") }
+        return pacing
+    }
+}

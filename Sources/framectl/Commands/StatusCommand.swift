@@ -16,8 +16,11 @@ struct StatusCommand: AsyncParsableCommand {
             force. Then the power and thermal caps, and a table of links with their range (Hz; \
             hfr: the link declared the high-frame-rate entitlement), callback rate (or \
             paused), label, the pid, uid and command of the process holding them, and how long \
-            ago they were registered. --json prints the GetState result as is: each display's \
-            `decision` object and each link's `since` (CLOCK_MONOTONIC seconds).
+            ago they were registered. Under the table: each presenting link's hitches, and \
+            each link held back until its client answers its latest tick (FrameDone or \
+            Present): that tick, how long ago, and the intervals it cost. --json prints the \
+            GetState result as is: each display's `decision` object and each link's `since` \
+            (CLOCK_MONOTONIC seconds).
 
             Examples:
               framectl status
@@ -37,6 +40,7 @@ struct StatusCommand: AsyncParsableCommand {
             return
         }
         let state = try decode()
-        for line in StatusText.lines(for: state, now: MonotonicClock.now.seconds) { Console.out(line) }
+        // The daemon's own time when it says it (a virtual clock's stands apart from ours).
+        for line in StatusText.lines(for: state, now: state.now ?? MonotonicClock.now.seconds) { Console.out(line) }
     }
 }
