@@ -160,7 +160,9 @@ def connect(
             then it raises :class:`~framerate.DeadlineExceeded`. A daemon that is
             stopped (``SIGSTOP``) or wedged accepts connections and never answers:
             without a limit every call, and every re-registration after a reconnect,
-            would wait for ever. A ``register`` that timed out leaves no link behind.
+            would wait for ever. A ``register`` that timed out leaves no link behind;
+            a re-registration that timed out fails that reconnect attempt (the links
+            are kept, and the next attempt follows the policy).
 
     Raises:
         DaemonNotRunning: nothing listens on the path (the message names every path tried).
