@@ -296,7 +296,7 @@ final class ConnectionCore: Sendable {
         let report = restoredReport(expecting: links.count + watches.count, on: router)
         // Before the report: the last answer must not announce a session about to close.
         let failIfUnavailable: @Sendable (Result<JSONValue, FrameRateClientError>) -> Void = { [weak self] result in
-            if case .failure(let error) = result, error.status == .unavailable, !router.isClosed { self?.failAttempt(session) }
+            if case .failure(let error) = result, error.status == .unavailable { self?.failAttempt(session) }
         }
         for record in links {
             guard let request = record.beginReregistering(on: router) else {

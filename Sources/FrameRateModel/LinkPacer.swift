@@ -72,14 +72,11 @@ struct LinkPacer: Sendable {
 
     /// Everything the pacer counts, for a handover.
     var checkpoint: LinkPacingCheckpoint {
-        var checkpoint = LinkPacingCheckpoint(
+        LinkPacingCheckpoint(
             sequence: sequence, pendingSkips: pendingSkips, lastDelivered: lastDelivered, lastFinished: lastFinished,
-            reportsFrameDone: reportsFrameDone, nextTarget: nextTarget
+            reportsFrameDone: reportsFrameDone, nextTarget: nextTarget, lastDeliveredTime: lastDeliveredTime,
+            lastDeliveredInterval: lastDeliveredInterval, heldBackReported: heldBackReported
         )
-        checkpoint.lastDeliveredTime = lastDeliveredTime
-        checkpoint.lastDeliveredInterval = lastDeliveredInterval
-        checkpoint.heldBackReported = heldBackReported
-        return checkpoint
     }
 
     /// Adopts a new callback cadence (rate change or range update). The next tick

@@ -18,16 +18,17 @@ public struct LinkPacingCheckpoint: Hashable, Sendable {
     public var nextTarget: Duration?
     /// When the latest delivered tick's interval started, since the start; `nil` from a
     /// daemon that did not record it.
-    public var lastDeliveredTime: Duration? = nil
+    public var lastDeliveredTime: Duration?
     /// The latest delivered tick's interval; `nil` from a daemon that did not record it.
-    public var lastDeliveredInterval: Duration? = nil
+    public var lastDeliveredInterval: Duration?
     /// Whether the current wait for the latest tick's frame was already reported (logged).
-    public var heldBackReported = false
+    public var heldBackReported: Bool
 
-    /// Builds a pacing checkpoint.
+    /// Builds a pacing checkpoint; the delivery times and the report flag default to
+    /// what a daemon that did not record them hands over.
     public init(
         sequence: UInt64, pendingSkips: UInt64, lastDelivered: UInt64, lastFinished: UInt64, reportsFrameDone: Bool,
-        nextTarget: Duration?
+        nextTarget: Duration?, lastDeliveredTime: Duration? = nil, lastDeliveredInterval: Duration? = nil, heldBackReported: Bool = false
     ) {
         self.sequence = sequence
         self.pendingSkips = pendingSkips
@@ -35,6 +36,9 @@ public struct LinkPacingCheckpoint: Hashable, Sendable {
         self.lastFinished = lastFinished
         self.reportsFrameDone = reportsFrameDone
         self.nextTarget = nextTarget
+        self.lastDeliveredTime = lastDeliveredTime
+        self.lastDeliveredInterval = lastDeliveredInterval
+        self.heldBackReported = heldBackReported
     }
 
     /// Whether the counters are consistent: nothing delivered or finished beyond the latest interval.
