@@ -267,7 +267,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["FrameRateClient", "FrameRateProtocol", "FrameRateModel"],
+            dependencies: ["FrameRateClient", "FrameRateProtocol", "FrameRateModel", "FrameRatePosix"],
             exclude: ["Scripts"],
             swiftSettings: strictSettings
         ),

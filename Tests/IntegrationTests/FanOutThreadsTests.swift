@@ -25,7 +25,7 @@ struct FanOutThreadsTests {
             session = try LineSession.connect(toPath: socket)
             let range: JSONValue = ["minimum": 60.0, "maximum": 60.0, "preferred": 60.0]
             let reply = try session.call(.register, params: ["range": range, "label": "fan-out"], deadline: deadline)
-            let link = try #require(try reply.result.get()["link"]?.int64Value)
+            let link = try unwrapped(try reply.result.get()["link"]?.int64Value, "Register answered without a link")
             self.link = UInt64(link)
         }
 
@@ -37,7 +37,7 @@ struct FanOutThreadsTests {
             } catch .timedOut {
                 return nil
             }
-            let read = try #require(line, "the daemon closed the connection")
+            let read = try unwrapped(line, "the daemon closed the connection")
             lines.append(read)
             return read
         }
@@ -51,7 +51,7 @@ struct FanOutThreadsTests {
             var newest: TickNotification?
             var ticks = 0
             while newest == nil {
-                let line = try #require(try readLine(deadline: deadline), "no tick before the deadline")
+                let line = try unwrapped(try readLine(deadline: deadline), "no tick before the deadline")
                 if let tick = try Self.tick(line) { (newest, ticks) = (tick, ticks + 1) }
             }
             while let line = try readLine(deadline: MonotonicClock.nowNanoseconds) {
@@ -101,26 +101,17 @@ struct FanOutThreadsTests {
         }
         #expect(threads.isSuperset(of: wanted), "\(threads.sorted())")
 
-        let deadline = MonotonicClock.nowNanoseconds + 30_000_000_000
-        var subscribers = try (0..<6).map { _ in try Subscriber(socket: daemon.socket, deadline: deadline) }
-        // Round-robin, so that every connection presents recent ticks.
-        var counts = Array(repeating: 0, count: subscribers.count)
-        while counts.contains(where: { $0 < 30 }) {
-            for index in subscribers.indices { counts[index] += try subscribers[index].round(deadline: deadline) }
-        }
-        for subscriber in subscribers.prefix(3) { subscriber.session.socket.close() }
-        counts = Array(repeating: 0, count: subscribers.count)
-        while counts.dropFirst(3).contains(where: { $0 < 30 }) {
-            for index in subscribers.indices.dropFirst(3) { counts[index] += try subscribers[index].round(deadline: deadline) }
-        }
+        // The subscribers block on their sockets (up to the deadline): on a thread of their own.
+        let socket = daemon.socket
+        let received = try await onOwnThread(named: "fanout-subs") { try Self.subscribe(socket: socket) }
 
         var presentedChecked = 0
-        for subscriber in subscribers {
+        for (link, lines) in received {
             var tickTimes: [Double] = []
             var lastSequence: UInt64?
-            for line in subscriber.lines {
+            for line in lines {
                 if let tick = try Subscriber.tick(line) {
-                    #expect(tick.link.rawValue == subscriber.link)
+                    #expect(tick.link.rawValue == link)
                     // A busy machine may skip vsyncs (counted in `skipped`), never reorder them.
                     if let lastSequence { #expect(tick.sequence > lastSequence, "\(tick.sequence) after \(lastSequence)") }
                     lastSequence = tick.sequence
@@ -139,5 +130,25 @@ struct FanOutThreadsTests {
         // connections and 30 more on the last three, each round presenting one frame.
         #expect(presentedChecked >= 90, "\(presentedChecked) Presented checked")
         #expect(await daemon.stop() == 0)
+    }
+
+    /// Six subscribers read and present round-robin until each has 30 ticks, then the first
+    /// three close and the other three go on for 30 more. Blocks for up to 30 s.
+    /// - Returns: each subscriber's link and every line it received, in order.
+    private static func subscribe(socket: String) throws -> [(link: UInt64, lines: [String])] {
+        let deadline = MonotonicClock.nowNanoseconds + 30_000_000_000
+        var subscribers = try (0..<6).map { _ in try Subscriber(socket: socket, deadline: deadline) }
+        defer { for subscriber in subscribers { subscriber.session.socket.close() } }
+        // Round-robin, so that every connection presents recent ticks.
+        var counts = Array(repeating: 0, count: subscribers.count)
+        while counts.contains(where: { $0 < 30 }) {
+            for index in subscribers.indices { counts[index] += try subscribers[index].round(deadline: deadline) }
+        }
+        for subscriber in subscribers.prefix(3) { subscriber.session.socket.close() }
+        counts = Array(repeating: 0, count: subscribers.count)
+        while counts.dropFirst(3).contains(where: { $0 < 30 }) {
+            for index in subscribers.indices.dropFirst(3) { counts[index] += try subscribers[index].round(deadline: deadline) }
+        }
+        return subscribers.map { ($0.link, $0.lines) }
     }
 }

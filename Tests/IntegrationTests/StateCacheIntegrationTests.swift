@@ -29,16 +29,21 @@ struct StateCacheIntegrationTests {
         // Five GetStates written at once, on a raw line session: the daemon handles them
         // back to back (the first encodes; the rest should copy its bytes), however slowly
         // this process decodes a 300 KB line.
-        let reader = try LineSession.connect(toPath: daemon.socket, buffer: LineBuffer(maximumLineLength: 1 << 22))
-        defer { reader.socket.close() }
-        let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"framerate.v1.Compositor/GetState"}"#.utf8) + [0x0A]
-        let requests = Array(repeating: request, count: 5).flatMap { $0 }
-        try requests.withUnsafeBytes { try reader.socket.send($0) }
-        // Read all five before decoding any: the daemon handles the next request only once
-        // this side has read the previous reply (it stops while the connection is unwritable).
-        var lines: [String] = []
-        for _ in 0..<5 {
-            lines.append(try #require(try reader.readLine(deadline: MonotonicClock.nowNanoseconds + 30_000_000_000)))
+        // The reads block (up to 30 s each): on a thread of their own.
+        let socket = daemon.socket
+        let lines = try await onOwnThread(named: "getstate-reader") {
+            let reader = try LineSession.connect(toPath: socket, buffer: LineBuffer(maximumLineLength: 1 << 22))
+            defer { reader.socket.close() }
+            let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"framerate.v1.Compositor/GetState"}"#.utf8) + [0x0A]
+            let requests = Array(repeating: request, count: 5).flatMap { $0 }
+            try requests.withUnsafeBytes { try reader.socket.send($0) }
+            // Read all five before decoding any: the daemon handles the next request only once
+            // this side has read the previous reply (it stops while the connection is unwritable).
+            var lines: [String] = []
+            for _ in 0..<5 {
+                lines.append(try unwrapped(try reader.readLine(deadline: MonotonicClock.nowNanoseconds + 30_000_000_000), "the daemon closed the connection"))
+            }
+            return lines
         }
         var stamps: [Double] = []
         for line in lines {
