@@ -112,6 +112,20 @@ package final class SharedModel: Sendable {
         return result
     }
 
+    /// Flushes each connection whose socket `readiness` (a wait of ``waiter``) reports
+    /// writable again: the tick plane's leader does it after each wait, and on a
+    /// virtual-clock daemon ``WritabilityFlusher`` does.
+    /// - Returns: whether there was any.
+    @discardableResult
+    package func flushWritable(_ readiness: EventWaiter.Readiness) -> Bool {
+        for token in readiness.writable {
+            // Flushed outside the model lock: a flush is a `send`, under the writer's own lock.
+            let writer = read { $0.writers[OwnerID(rawValue: token)] }
+            writer?.flush()
+        }
+        return !readiness.writable.isEmpty
+    }
+
     /// Changes the state without bumping the generation or waking the tick plane (the tick
     /// plane's own bookkeeping, and frame-done reports, which change nothing shown).
     func update<T, E: Error>(_ body: (inout DaemonState) throws(E) -> T) throws(E) -> T {

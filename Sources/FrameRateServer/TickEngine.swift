@@ -17,7 +17,8 @@ import Synchronization
 /// when epoll reports them writable.
 ///
 /// ``step(at:previousStepFinished:)`` is one iteration without the wait: the server harness calls it with
-/// exact instants; ``run()`` loops it on the leader thread.
+/// exact instants. ``turn(now:finished:wait:)`` adds the wait and the flushes; ``run()``
+/// loops it on the leader thread.
 package final class TickEngine: Sendable {
     /// What the control loop hears from the tick plane. Called on a tick-plane thread;
     /// each must hand its work to the control loop and return at once.
@@ -139,20 +140,30 @@ package final class TickEngine: Sendable {
             for helper in helpers { helper.stop() }
             for thread in threads { thread.join() }
         }
-        // When the previous iteration's own sends were done: a deadline passed before then
-        // was reached late because the fan-out was busy, not because it woke late.
         var finished: MonotonicClock.Instant?
         while !stopping.load(ordering: .acquiring) {
-            let deadline = step(at: now(), previousStepFinished: finished)
-            finished = now()
-            let readiness = shared.waiter.wait(until: deadline?.nanoseconds)
-            for token in readiness.writable {
-                let writer = shared.read { $0.writers[OwnerID(rawValue: token)] }
-                writer?.flush()
-            }
-            // Flushing slow readers is work too: a deadline it runs past is not a late wake-up.
-            if !readiness.writable.isEmpty { finished = now() }
+            turn(now: now, finished: &finished) { shared.waiter.wait(until: $0?.nanoseconds) }
         }
+    }
+
+    /// One turn of the leader's loop: a ``step(at:previousStepFinished:)`` at `now()`, a
+    /// wait until the deadline it returns, then a flush of every connection the wait found
+    /// writable again.
+    /// - Parameters:
+    ///   - now: reads `CLOCK_MONOTONIC` (the daemon) or a stepped clock (tests): before the
+    ///     step, after it, and after the flushes if there were any.
+    ///   - finished: when the previous turn's own work ended (`nil`: unknown). Set to when
+    ///     this turn's ended: after its sends, or, if it flushed, after its flushes. A
+    ///     deadline passed before then was reached late because the fan-out was busy, not
+    ///     because it woke late; flushing slow readers is work too.
+    ///   - wait: waits until the instant given (`nil`: until woken) and says what ended it.
+    package func turn(
+        now: () -> MonotonicClock.Instant, finished: inout MonotonicClock.Instant?,
+        wait: (MonotonicClock.Instant?) -> EventWaiter.Readiness
+    ) {
+        let deadline = step(at: now(), previousStepFinished: finished)
+        finished = now()
+        if shared.flushWritable(wait(deadline)) { finished = now() }
     }
 
     /// Starts each helper's thread (`fanout-1`, `fanout-2`, …) with `spawn`.

@@ -17,11 +17,7 @@ final class WritabilityFlusher: Sendable {
     /// Waits for writable sockets and flushes them until ``stop()``.
     func run() {
         while !stopping.load(ordering: .acquiring) {
-            let readiness = shared.waiter.wait(until: nil)
-            for token in readiness.writable {
-                let writer = shared.read { $0.writers[OwnerID(rawValue: token)] }
-                writer?.flush()
-            }
+            shared.flushWritable(shared.waiter.wait(until: nil))
         }
     }
 

@@ -115,10 +115,7 @@ package final class ServerHarness {
     /// Flushes every writer whose socket became writable (what the tick plane's leader
     /// does when epoll reports it), without waiting.
     package func flushWritable() {
-        let readiness = shared.waiter.wait(until: 1)
-        for token in readiness.writable {
-            shared.read { $0.writers[OwnerID(rawValue: token)] }?.flush()
-        }
+        shared.flushWritable(shared.waiter.wait(until: 1))
         loop.run()
     }
 

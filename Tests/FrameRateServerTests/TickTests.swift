@@ -308,6 +308,59 @@ import Testing
         #expect(client.channel.isActive)
     }
 
+    @Test("the leader's turn: its work ends after its sends, or after its flushes of slow readers; a deadline the flushes ran past is an overrun, not a late wake-up")
+    func flushingSlowReadersCountsAsTheFanOutsWork() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(limits: .init(outboundHighWater: 512), displays: Self.fixed60, logHandler: log)
+        let period = Duration.seconds(1.0 / 60)
+        let client = try server.connect(socketBuffer: 1024)
+        _ = try client.register(60, 60, 60)
+        try server.runNextVsync()
+        _ = try client.lines()
+        // `now` reads these instants in turn (and moves the harness's clock with them).
+        var script: [MonotonicClock.Instant] = []
+        let now = { () -> MonotonicClock.Instant in
+            let instant = script.removeFirst()
+            server.clock.set(instant)
+            return instant
+        }
+        let poll = { (_: MonotonicClock.Instant?) in server.shared.waiter.wait(until: 1) }
+
+        // A turn with nothing to flush: its work ended when its sends did.
+        let due = try #require(server.nextWake)
+        script = [due, due.advanced(by: .microseconds(500))]
+        var finished: MonotonicClock.Instant?
+        server.engine.turn(now: now, finished: &finished, wait: poll)
+        #expect(script.isEmpty)
+        #expect(finished == due.advanced(by: .microseconds(500)))
+        _ = try client.lines()
+
+        // The client stops reading until its queue passes the high-water mark, then reads
+        // everything: the next wait finds its socket writable, and the turn flushes it.
+        var vsyncs = 0
+        while server.shared.read({ $0.driver.unwritableCount }) == 0 && vsyncs < 1000 {
+            try server.runNextVsync()
+            vsyncs += 1
+        }
+        _ = try client.lines()
+        let slow = try #require(server.nextWake)
+        // The flushes end 1.4 periods after the next deadline (one period on).
+        let flushed = slow.advanced(by: period).advanced(by: period * 7 / 5)
+        script = [slow, slow.advanced(by: .microseconds(300)), flushed]
+        server.engine.turn(now: now, finished: &finished, wait: poll)
+        #expect(script.isEmpty, "the turn found nothing to flush")
+        #expect(finished == flushed)
+
+        // The next turn comes a period and a half late: the fan-out was still flushing.
+        let next = try #require(server.nextWake)
+        #expect(next == slow.advanced(by: period))
+        script = [next.advanced(by: period + period / 2), next.advanced(by: period * 2)]
+        server.engine.turn(now: now, finished: &finished, wait: poll)
+        server.loop.run()
+        let causes = log.entries.filter { $0.metadata["event"] == "tick-plane-late" }.map { [$0.metadata["cause"], $0.metadata["busy_ms"]] }
+        #expect(causes == [["busy", "23.3"]])
+    }
+
     @Test func aConnectionUnwritableForTooLongIsDisconnected() throws {
         let server = ServerHarness(limits: .init(unwritableTimeout: .milliseconds(500), outboundHighWater: 512))
         let watcher = try server.connect(Peers.user)
