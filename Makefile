@@ -4,7 +4,7 @@
 #   make install / make uninstall   PREFIX=/usr/local, DESTDIR= for staging
 #   make bench  release build, then the performance table of docs/performance.md
 #   make fuzz   the libFuzzer targets of Tests/Fuzz, FUZZ_SECONDS (default 60) each
-#   make deb    .build/deb/framerated_<version>_amd64.deb (systemd/debian/), checked by lintian
+#   make deb    .build/deb/{framerated,libframerate1,libframerate-dev}_<version>_amd64.deb, checked by lintian
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -33,9 +33,10 @@ FRAMERATED_GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(she
 export FRAMERATED_GIT_COMMIT
 # Every release build links the Swift runtime statically, so one build serves
 # test-realtime, install and deb, and the binaries run without the toolchain (no RUNPATH:
-# nothing is looked up beside them).
-RELEASE := -c release --static-swift-stdlib --disable-local-rpath
-DEB := .build/deb/framerated_$(VERSION)_amd64.deb
+# nothing is looked up beside them). RELRO and immediate binding, as Debian's hardening
+# flags give every package: the dynamic relocations are resolved at start and made read-only.
+RELEASE := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+DEB_DIR := .build/deb
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
 .PHONY: deps build run test test-swift test-clients python-package test-realtime test-trace test-openrpc test-deb sanitize \
@@ -146,7 +147,7 @@ test-openrpc: deps
 ## test-deb: the package under a real systemd (Tests/IntegrationTests/Scripts/systemd-e2e.sh
 ## --deb): dpkg -i, the socket, a non-root framectl register and status, man framectl, remove, purge.
 test-deb: deb
-	Tests/IntegrationTests/Scripts/systemd-e2e.sh --deb "$(DEB)"
+	Tests/IntegrationTests/Scripts/systemd-e2e.sh --deb $(DEB_DIR)/*.deb
 
 ## sanitize: the unit tests under AddressSanitizer and ThreadSanitizer, each in its own build
 ## directory (.build-asan, .build-tsan) so the ordinary build is not rebuilt. LeakSanitizer is
@@ -244,16 +245,23 @@ completions: deps
 	  "$$bin/$$tool" --generate-completion-script fish >".build/completions/$$tool.fish"; \
 	done
 
-## deb: $(DEB) from `make install DESTDIR=… PREFIX=/usr`, the C client library, header and
-## framerate.pc in /usr/lib/$(MULTIARCH), and systemd/debian/ (control, maintainer scripts,
-## copyright, changelog); then lintian (errors fail; accepted warnings: docs/operations.md).
+## deb: three packages in $(DEB_DIR) from `make install DESTDIR=… PREFIX=/usr` and the C
+## client library's install into /usr/lib/$(MULTIARCH), split as Debian does
+## (systemd/debian/build-deb.sh): framerated, libframerate<soname major> (the shared
+## library) and libframerate-dev (header, static library, libframerate.so, framerate.pc);
+## then lintian (errors fail; accepted warnings: docs/operations.md).
 deb: deps
 	rm -rf .build/deb && mkdir -p .build/deb
 	$(MAKE) --no-print-directory install DESTDIR=$(abspath .build/deb/root) PREFIX=/usr \
 	  UNITDIR=/usr/lib/systemd/system SYSUSERSDIR=/usr/lib/sysusers.d
+	@# The C library for the package: built apart, with Debian's hardening flags (fortified
+	@# functions, stack protector, RELRO and immediate binding), as dpkg-buildflags gives them.
+	export DEB_BUILD_MAINT_OPTIONS=hardening=+all; \
 	$(MAKE) --no-print-directory -C clients/c install DESTDIR=$(abspath .build/deb/root) PREFIX=/usr \
-	  LIBDIR=/usr/lib/$(MULTIARCH) >/dev/null
-	systemd/debian/build-deb.sh .build/deb/root "$(VERSION)" "$(FRAMERATED_GIT_COMMIT)" "$(DEB)"
+	  LIBDIR=/usr/lib/$(MULTIARCH) B=$(abspath .build/deb/c-build) \
+	  CFLAGS="$$(dpkg-buildflags --get CFLAGS)" CPPFLAGS="$$(dpkg-buildflags --get CPPFLAGS)" \
+	  LDFLAGS="$$(dpkg-buildflags --get LDFLAGS)" >/dev/null
+	systemd/debian/build-deb.sh .build/deb/root "$(VERSION)" "$(FRAMERATED_GIT_COMMIT)" $(DEB_DIR)
 
 ## bench: release build, then the benchmark of docs/performance.md (a few minutes; needs the
 ## instruments in ../shared/bench and: apt-get install gcc dbus-daemon libsystemd-dev pkg-config).

@@ -1,20 +1,34 @@
-# The install test of framerated's .deb, sourced by systemd-e2e.sh --deb once systemd
-# runs as PID 1 of the namespace (with copy-on-write /usr and /var/lib/dpkg). Uses its
-# ns, step, fail and wait_for, and $deb. Every command runs inside the namespace.
+# The install test of framerated's packages (framerated, libframerateN, libframerate-dev),
+# sourced by systemd-e2e.sh --deb once systemd runs as PID 1 of the namespace (with
+# copy-on-write /usr and /var/lib/dpkg). Uses its ns, step, fail and wait_for, and $debs.
+# Every command runs inside the namespace.
 # shellcheck shell=bash
 
-pkg_version=$(dpkg-deb -f "$deb" Version)
-cp "$deb" "/proc/$init_pid/root/tmp/framerated.deb"
+packages=()
+pkg_version=
+mkdir "/proc/$init_pid/root/tmp/debs"
+for deb in "${debs[@]}"; do
+    package=$(dpkg-deb -f "$deb" Package)
+    packages+=("$package")
+    if [[ $package == framerated ]]; then pkg_version=$(dpkg-deb -f "$deb" Version); fi
+    cp "$deb" "/proc/$init_pid/root/tmp/debs/"
+done
+[[ -n $pkg_version ]] || fail "no framerated package among ${debs[*]}"
+library_package=$(printf '%s\n' "${packages[@]}" | grep -E '^libframerate[0-9]+$' || true)
+[[ -n $library_package && " ${packages[*]} " == *" libframerate-dev "* ]] ||
+    fail "the packages are ${packages[*]}: expected framerated, libframerateN and libframerate-dev"
 
 # --- install -----------------------------------------------------------------------
-installed=$(ns timeout 120 dpkg -i /tmp/framerated.deb 2>&1) || fail "dpkg -i: $installed"
-[[ $(ns dpkg-query -W -f='${Status}' framerated) == "install ok installed" ]] || fail "dpkg: framerated is not installed"
+installed=$(ns sh -c 'timeout 120 dpkg -i /tmp/debs/*.deb' 2>&1) || fail "dpkg -i: $installed"
+for package in "${packages[@]}"; do
+    [[ $(ns dpkg-query -W -f='${Status}' "$package") == "install ok installed" ]] || fail "dpkg: $package is not installed"
+done
 ns getent passwd framerated >/dev/null || fail "the postinst did not create the user framerated"
 ns getent group framerated-admin >/dev/null || fail "the postinst did not create the group framerated-admin"
 [[ $(ns systemctl is-enabled framerated.socket) == enabled ]] || fail "the postinst did not enable framerated.socket"
 [[ $(ns systemctl is-active framerated.socket) == active ]] || fail "the postinst did not start framerated.socket"
 [[ $(ns systemctl is-active framerated.service || true) == inactive ]] || fail "framerated.service started before any client"
-step "dpkg -i framerated $pkg_version: users created, framerated.socket enabled and listening, the service not started"
+step "dpkg -i ${packages[*]} $pkg_version: users created, framerated.socket enabled and listening, the service not started"
 
 ns systemctl start framerated.socket
 [[ $(ns systemctl is-active framerated.socket) == active ]] || fail "systemctl start framerated.socket: not active"
@@ -54,24 +68,74 @@ for section in ENVIRONMENT FILES "EXIT STATUS" EXAMPLES "SEE ALSO"; do
 done
 ns man -w 8 framerated >/dev/null || fail "man -w 8 framerated: no page"
 for file in /usr/share/bash-completion/completions/framectl /usr/share/zsh/vendor-completions/_framectl \
-    /usr/share/fish/vendor_completions.d/framectl.fish /usr/lib/x86_64-linux-gnu/pkgconfig/framerate.pc \
-    /usr/include/framerate.h; do
+    /usr/share/fish/vendor_completions.d/framectl.fish; do
     ns test -s "$file" || fail "the package did not install $file"
 done
-step "versions: $version; daemon $health; man framectl ($page) with its sections; completions; C library"
+step "versions: $version; daemon $health; man framectl ($page) with its sections; completions"
+
+# --- the C library: each file in its package; a program built with pkg-config runs ---
+owner() { ns dpkg-query -S "$1" 2>/dev/null | cut -d: -f1; }
+for entry in "/usr/include/framerate.h:libframerate-dev" "/usr/lib/x86_64-linux-gnu/pkgconfig/framerate.pc:libframerate-dev" \
+    "/usr/lib/x86_64-linux-gnu/libframerate.so:libframerate-dev" "/usr/lib/x86_64-linux-gnu/libframerate.a:libframerate-dev" \
+    "/usr/lib/x86_64-linux-gnu/${library_package/libframerate/libframerate.so.}:$library_package" \
+    "/usr/bin/framectl:framerated"; do
+    file=${entry%%:*} wanted=${entry##*:}
+    [[ $(owner "$file") == "$wanted" ]] || fail "$file belongs to '$(owner "$file")', not $wanted"
+done
+if command -v cc >/dev/null; then
+    cat >"/proc/$init_pid/root/tmp/health.c" <<'PROGRAM'
+#include <framerate.h>
+#include <stdio.h>
+int main(void) {
+    fr_conn *conn;
+    char *result = NULL;
+    int rc = fr_connect(NULL, &conn);
+    if (rc != FR_OK) { fprintf(stderr, "fr_connect: %s\n", fr_connect_error()); return 1; }
+    rc = fr_call(conn, "grpc.health.v1.Health/Check", NULL, &result);
+    if (rc != FR_OK) { fprintf(stderr, "Health/Check: %s\n", fr_strerror(rc)); return 1; }
+    printf("%s\n", result);
+    fr_free(result);
+    fr_close(conn);
+    return 0;
+}
+PROGRAM
+    built=$(ns sh -c 'cc -o /tmp/health /tmp/health.c $(pkg-config --cflags --libs framerate)' 2>&1) ||
+        fail "cc with pkg-config framerate: $built"
+    linked=$(ns ldd /tmp/health | awk '/libframerate/ {print $1, $3}')
+    # /lib is /usr/lib on a merged-/usr system, and the loader may name either.
+    [[ $linked =~ ^${library_package/libframerate/libframerate\.so\.}\ /(usr/)?lib/x86_64-linux-gnu/ ]] ||
+        fail "the program links '$linked', not the packaged library"
+    answer=$(as_user timeout 30 /tmp/health 2>&1) || fail "the program built against libframerate-dev: $answer"
+    [[ $answer == *'"status":"SERVING"'* ]] || fail "Health/Check through libframerate answered: $answer"
+    step "C library: header, static library, symlink and framerate.pc in libframerate-dev, the library in $library_package; a program built with pkg-config asks Health/Check as nobody: $answer"
+else
+    step "C library: each file in its package (no cc here: the program built against it is not tried)"
+fi
 
 # --- remove, purge -------------------------------------------------------------------
-removed=$(ns timeout 60 dpkg -r framerated 2>&1) || fail "dpkg -r: $removed"
+# The development files go first; the library stays, and what was built against it runs.
+removed=$(ns timeout 60 dpkg -r libframerate-dev 2>&1) || fail "dpkg -r libframerate-dev: $removed"
+for file in /usr/include/framerate.h /usr/lib/x86_64-linux-gnu/libframerate.so /usr/lib/x86_64-linux-gnu/pkgconfig/framerate.pc; do
+    ns test ! -e "$file" || fail "dpkg -r libframerate-dev left $file"
+done
+if [[ -e /proc/$init_pid/root/tmp/health ]]; then
+    answer=$(as_user timeout 30 /tmp/health 2>&1) || fail "without libframerate-dev, the program no longer runs: $answer"
+fi
+step "dpkg -r libframerate-dev: the development files removed, $library_package still serves built programs"
+removed=$(ns timeout 60 dpkg -r framerated "$library_package" 2>&1) || fail "dpkg -r: $removed"
 [[ $(ns systemctl is-active framerated.socket || true) != active ]] || fail "framerated.socket still active after dpkg -r"
 [[ $(ns systemctl is-active framerated.service || true) != active ]] || fail "framerated.service still active after dpkg -r"
-for file in /usr/bin/framerated /usr/bin/framectl /usr/lib/systemd/system/framerated.socket; do
+for file in /usr/bin/framerated /usr/bin/framectl /usr/lib/systemd/system/framerated.socket \
+    "/usr/lib/x86_64-linux-gnu/${library_package/libframerate/libframerate.so.}"; do
     ns test ! -e "$file" || fail "dpkg -r left $file"
 done
 ns test ! -e /run/framerated/framerated.sock || fail "dpkg -r left the socket /run/framerated/framerated.sock"
 step "dpkg -r: the socket and the service stopped, the files removed"
 
-purged=$(ns timeout 60 dpkg -P framerated 2>&1) || fail "dpkg -P: $purged"
+purged=$(ns timeout 60 dpkg -P "${packages[@]}" 2>&1) || fail "dpkg -P: $purged"
 left=$(ns find /etc /var/lib/systemd -name '*framerated*' 2>/dev/null || true)
 [[ -z $left ]] || fail "dpkg -P left: $left"
-if ns dpkg-query -W framerated >/dev/null 2>&1; then fail "dpkg still knows framerated after the purge"; fi
+for package in "${packages[@]}"; do
+    if ns dpkg-query -W "$package" >/dev/null 2>&1; then fail "dpkg still knows $package after the purge"; fi
+done
 step "dpkg -P: no unit, enablement state or file left (the framerated user stays, as Debian keeps system users)"

@@ -14,7 +14,7 @@
 #
 # usage: systemd-e2e.sh BIN_DIR [MODE]   (BIN_DIR holds the built framerated and framectl;
 #                                         MODE: all (default) or restart)
-#        systemd-e2e.sh --deb DEB         (the install test of the package: see "--deb" below)
+#        systemd-e2e.sh --deb DEB...      (the install test of the packages: see "--deb" below)
 # exit:  0 passed, 77 cannot run here (the reason on a "SKIP: " line), else failed.
 #
 # --deb: the same namespace, with copy-on-write overlays over /usr and /var/lib/dpkg
@@ -95,7 +95,10 @@ mode=units
 test_mode=all
 if [[ ${1:-} == --deb ]]; then
     mode=deb
-    deb=$(readlink -f "${2:?usage: systemd-e2e.sh --deb DEB}")
+    shift
+    (($# > 0)) || { echo "usage: systemd-e2e.sh --deb DEB..." >&2; exit 2; }
+    debs=()
+    for deb in "$@"; do debs+=("$(readlink -f "$deb")"); done
 else
     bin_dir=${1:?usage: systemd-e2e.sh BIN_DIR [all|restart]}
     test_mode=${2:-all}
@@ -118,7 +121,7 @@ cgroup_root=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 [[ -n $cgroup_root && -w $cgroup_root/cgroup.procs ]] || skip "no writable cgroup v2 hierarchy to give the namespace's systemd"
 unshare --pid --fork --mount --cgroup --uts --ipc true 2>/dev/null || skip "unshare cannot create PID, mount, cgroup, UTS and IPC namespaces here"
 if [[ $mode == deb ]]; then
-    [[ -f $deb ]] || fail "no $deb: run make deb first"
+    for deb in "${debs[@]}"; do [[ -f $deb ]] || fail "no $deb: run make deb first"; done
     command -v dpkg >/dev/null || skip "no dpkg"
     grep -qw overlay /proc/filesystems || skip "no overlayfs (the --deb test installs on copy-on-write /usr)"
 else
