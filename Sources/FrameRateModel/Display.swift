@@ -626,14 +626,20 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // The decided rate change, looked up once per vsync and only for links that list frames.
         var decidedChange: (index: UInt64, time: Duration, rate: Double)?? = nil
         var heldBack: [HeldBackLink] = []
+        var resumed: [ResumedLink] = []
         for index in links.indices where !links[index].configuration.isPaused {
             let owner = links[index].owner
+            // A reported wait ends with this vsync's tick, if it delivers one: since when.
+            let reportedWaitSince = links[index].pacer.heldBackReported ? links[index].pacer.lastDeliveredTime : nil
             let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
             guard case .deliver(let sequence, let skipped) = outcome else {
                 if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
                     heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: held.frame, waited: held.waited))
                 }
                 continue
+            }
+            if let reportedWaitSince {
+                resumed.append(ResumedLink(link: links[index].id, owner: owner, sequence: sequence, waited: time - reportedWaitSince))
             }
             let cadence = links[index].pacer.cadence
             if cadence.divisor != lastDivisor {
@@ -661,7 +667,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
             rateChange: change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
-            heldBack: heldBack
+            heldBack: heldBack, resumed: resumed
         )
     }
 

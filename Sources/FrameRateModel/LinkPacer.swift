@@ -45,7 +45,7 @@ struct LinkPacer: Sendable {
     private(set) var lastDeliveredInterval: Duration = .zero
     /// Whether the current wait for the latest delivered tick's frame was reported
     /// (``noteHeldBack(at:)``); cleared by the next tick.
-    private var heldBackReported = false
+    private(set) var heldBackReported = false
 
     /// How long a link waits for its frame before ``noteHeldBack(at:)`` reports it.
     static let heldBackReportAfter: Duration = .seconds(1)

@@ -22,4 +22,7 @@ public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Dura
     /// Links whose wait for an unanswered tick's frame reached 1 s at this vsync (each
     /// wait once), in link registration order.
     public var heldBack: [HeldBackLink] = []
+    /// Links that tick again at this vsync after a wait ``heldBack`` reported, in link
+    /// registration order.
+    public var resumed: [ResumedLink] = []
 }

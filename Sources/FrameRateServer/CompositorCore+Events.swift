@@ -129,23 +129,22 @@ extension CompositorCore {
     }
 
     /// `link` of `display` has waited 1 s for its client to answer its latest tick (reported
-    /// by the tick plane, hopped here): logs why it gets no ticks, at most 10 lines per user
-    /// per 10 s (``UserRejectionLogs``). Nothing when the wait ended meanwhile (answered,
-    /// paused, invalidated, or its connection gone).
+    /// by the tick plane, hopped here): watchers get the link's state, whose `awaitingFrame`
+    /// names the tick, as `linkUpdated`; the journal says why it gets no ticks, at most 10
+    /// lines per user per 10 s (``UserRejectionLogs``). Nothing when the wait ended
+    /// meanwhile (answered, paused, invalidated, or its connection gone).
     package func linkHeldBack(display: DisplayID, _ link: HeldBackLink) {
         guard let session = sessions[link.owner] else { return }
         let snapshot = shared.read { $0.compositor.snapshot(of: link.link) }
         guard let snapshot, snapshot.awaitedFrame?.sequence == link.frame.sequence else { return }
+        emitLinkEvent(link.link, holder: session.peer) { .linkUpdated(display: display, link: $0) }
         guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
         // As measured at the vsync that reported it, like the interval count.
         let waited = Self.milliseconds(link.waited)
-        let label = snapshot.configuration.label
         let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
-        // The label is the client's words: the log handlers sanitize the whole message.
-        let named = "link \(link.link.rawValue)" + (label.map { " '\($0)'" } ?? "")
         let why = "its client has not answered tick \(link.frame.sequence) for \(waited) ms (\(link.frame.skippedIntervals) intervals so far)"
         logger.info(
-            "\(named) on display \(display.rawValue) gets no ticks: \(why); a link that sends FrameDone or Present must answer every tick it gets\(note)",
+            "\(Self.name(link.link, snapshot)) on display \(display.rawValue) gets no ticks: \(why); a link that sends FrameDone or Present must answer every tick it gets\(note)",
             metadata: peerMetadata(session.peer).merging(
                 [
                     "event": "link-held-back", "link": "\(link.link.rawValue)", "display": "\(display.rawValue)",
@@ -153,6 +152,34 @@ extension CompositorCore {
                 ]
             ) { $1 }
         )
+    }
+
+    /// `link` of `display` ticks again after a wait ``linkHeldBack(display:_:)`` reported
+    /// (reported by the tick plane, hopped here): watchers get the link's state, without
+    /// `awaitingFrame` now, as `linkUpdated`; the journal says so, limited with the
+    /// held-back lines. Nothing when the link or its connection is gone.
+    package func linkResumed(display: DisplayID, _ link: ResumedLink) {
+        guard let session = sessions[link.owner] else { return }
+        guard let snapshot = shared.read({ $0.compositor.snapshot(of: link.link) }) else { return }
+        emitLinkEvent(link.link, holder: session.peer) { .linkUpdated(display: display, link: $0) }
+        guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
+        let waited = Self.milliseconds(link.waited)
+        let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
+        logger.info(
+            "\(Self.name(link.link, snapshot)) on display \(display.rawValue) ticks again: its client answered, and tick \(link.sequence) came \(waited) ms after the tick it waited on\(note)",
+            metadata: peerMetadata(session.peer).merging(
+                [
+                    "event": "link-resumed", "link": "\(link.link.rawValue)", "display": "\(display.rawValue)",
+                    "sequence": "\(link.sequence)", "waited_ms": "\(waited)", "suppressed": "\(suppressed)",
+                ]
+            ) { $1 }
+        )
+    }
+
+    /// `link 3 'scroller'`: the label is the client's words, which the log handlers sanitize
+    /// with the whole message.
+    private static func name(_ link: LinkID, _ snapshot: LinkSnapshot) -> String {
+        "link \(link.rawValue)" + (snapshot.configuration.label.map { " '\($0)'" } ?? "")
     }
 
     /// A fan-out thread's io_uring failed while sending (reported by the tick plane, hopped

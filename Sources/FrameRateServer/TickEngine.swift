@@ -41,6 +41,8 @@ package final class TickEngine: Sendable {
         /// A link of a display has waited 1 s for its client to answer its latest tick
         /// (``HeldBackLink``), and gets no ticks until it does.
         var heldBack: @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in }
+        /// A link of a display reported by ``heldBack`` ticks again (``ResumedLink``).
+        var resumed: @Sendable (DisplayID, ResumedLink) -> Void = { _, _ in }
 
         package init(
             rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
@@ -48,7 +50,8 @@ package final class TickEngine: Sendable {
             watchdog: @escaping @Sendable () -> Void = {},
             lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in },
             sendPathFellBack: @escaping @Sendable (_ reason: String) -> Void = { _ in },
-            heldBack: @escaping @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in }
+            heldBack: @escaping @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in },
+            resumed: @escaping @Sendable (DisplayID, ResumedLink) -> Void = { _, _ in }
         ) {
             self.rateChanged = rateChanged
             self.disconnect = disconnect
@@ -56,6 +59,7 @@ package final class TickEngine: Sendable {
             self.lateWake = lateWake
             self.sendPathFellBack = sendPathFellBack
             self.heldBack = heldBack
+            self.resumed = resumed
         }
     }
 
@@ -233,6 +237,7 @@ package final class TickEngine: Sendable {
                 reports += 1
                 if let change = report.rateChange { events.rateChanged(report.display, change) }
                 for link in report.heldBack { events.heldBack(report.display, link) }
+                for link in report.resumed { events.resumed(report.display, link) }
                 let period = report.vsync.duration(to: report.nextVsync)
                 shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
             case .disconnect(let owner): events.disconnect(owner)

@@ -64,7 +64,8 @@ package final class ServerHarness {
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
                 lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) },
                 sendPathFellBack: { reason in bound.value.tickSendsFellBack(reason: reason) },
-                heldBack: { display, link in bound.value.linkHeldBack(display: display, link) }
+                heldBack: { display, link in bound.value.linkHeldBack(display: display, link) },
+                resumed: { display, link in bound.value.linkResumed(display: display, link) }
             )
         )
         core.adminGroupID = testAdminGroupID

@@ -59,8 +59,10 @@ import Testing
 
         try harness.compositor.frameDone(link: link, owner: harness.owner, sequence: 2)
         #expect(harness.compositor.snapshot(of: link)?.awaitedFrame == nil)
-        let resumed = try #require(try harness.run(seconds: 1.0 / 60).flatMap(\.ticks).first)
+        let resumedReports = try harness.run(seconds: 1.0 / 60)
+        let resumed = try #require(resumedReports.flatMap(\.ticks).first)
         #expect(resumed.skipped == 3)
+        #expect(resumedReports.allSatisfy { $0.resumed.isEmpty }, "a wait too short to be reported ends unreported")
         // A paused link awaits nothing.
         try harness.run(seconds: 2.0 / 60)
         #expect(harness.compositor.snapshot(of: link)?.awaitedFrame != nil)
@@ -91,10 +93,20 @@ import Testing
         // 60 periods of 1/60 s come to 1 s give or take the grid's nanosecond rounding.
         #expect((60...61).contains(first.heldBack[0].frame.skippedIntervals))
 
-        // Answered, ticked, then unanswered again: a new wait, reported again.
+        #expect(reports.allSatisfy { $0.resumed.isEmpty }, "still waiting")
+
+        // Answered: the next vsync of the link's ticks it, and reports the end of the wait
+        // once, with the tick's sequence and the time since the unanswered tick, exactly.
+        // Then unanswered again: a new wait, reported again.
         try harness.compositor.frameDone(link: link, owner: harness.owner, sequence: unanswered.sequence)
         let again = try harness.run(seconds: 1.5)
+        let resumedTick = try #require(again.flatMap(\.ticks).first)
         #expect(again.flatMap(\.ticks).count == 1)
+        let ends = again.filter { !$0.resumed.isEmpty }
+        #expect(ends.count == 1 && ends.first?.vsync == resumedTick.timestamp)
+        let end = try #require(ends.first?.resumed.first)
+        #expect(ends.first?.resumed.count == 1 && end.link == link && end.owner == harness.owner && end.sequence == resumedTick.sequence)
+        #expect(end.waited == unanswered.timestamp.duration(to: resumedTick.timestamp))
         #expect(again.flatMap(\.heldBack).count == 1)
     }
 

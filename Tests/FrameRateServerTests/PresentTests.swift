@@ -172,6 +172,56 @@ import Testing
         #expect(line.metadata["sequence"] == "\(unanswered.sequence)" && line.metadata["pid"] == "\(Peers.root.pid)")
     }
 
+    @Test("a watcher hears when a link is held back for 1 s and when it ticks again (linkUpdated, with and without awaitingFrame); the journal says both")
+    func watchersHearAHeldBackLinkAndItsResumption() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        let watcher = try server.connect(Peers.user)
+        _ = try watcher.result(.watch)
+        let (client, link, tick) = try Self.link120(server)
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        try server.runNextVsync()
+        let unanswered = try #require(try Self.ticks(client.lines()).last)
+        _ = try watcher.lines()
+        func updates() throws -> [LinkState] {
+            try watcher.lines().compactMap { line -> LinkState? in
+                guard case .linkUpdated(_, let state) = try CompositorEvent(params: notificationParams(line, .event)) else { return nil }
+                return state
+            }
+        }
+
+        // Nothing while the wait is under 1 s (119 vsyncs at 120 Hz); then one update.
+        for _ in 0..<119 { try server.runNextVsync() }
+        #expect(try updates().isEmpty)
+        for _ in 0..<121 { try server.runNextVsync() }
+        let held = try updates()
+        #expect(held.count == 1, "\(held)")
+        let awaiting = try #require(held.first?.awaitingFrame)
+        #expect(held.first?.link.rawValue == link && awaiting.sequence == unanswered.sequence && awaiting.skipped >= 120)
+        #expect(held.first?.peer == nil, "another user's watcher does not see who holds the link")
+
+        // The client answers: the link's next interval ticks, and the watcher hears it without awaitingFrame.
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(unanswered.sequence)}"#))
+        try server.runNextVsync()
+        let next = try #require(try Self.ticks(client.lines()).last)
+        #expect(next.skipped >= 240)
+        let resumed = try updates()
+        #expect(resumed.count == 1 && resumed.first?.link.rawValue == link && resumed.first?.awaitingFrame == nil, "\(resumed)")
+        // Once per wait: the ticks that follow say nothing more.
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(next.sequence)}"#))
+        try server.runNextVsync()
+        #expect(try updates().isEmpty)
+
+        let lines = log.entries.filter { ["link-held-back", "link-resumed"].contains($0.metadata["event"]) }
+        #expect(lines.map { $0.metadata["event"] } == ["link-held-back", "link-resumed"])
+        let line = try #require(lines.last)
+        #expect(line.metadata["sequence"] == "\(next.sequence)", "\(line.metadata)")
+        #expect(
+            line.message.hasPrefix("link \(link) 'scroller' on display 0 ticks again: its client answered, and tick \(next.sequence) came 20"),
+            "\(line.message)"
+        )
+    }
+
     @Test func getStateShowsResidencyThatAddsUpAndNamesEndedLinks() throws {
         let server = ServerHarness()
         let (client, link, _) = try Self.link120(server)

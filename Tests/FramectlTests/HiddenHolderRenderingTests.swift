@@ -49,4 +49,14 @@ struct HiddenHolderRenderingTests {
         let link = try LinkState(json: Self.hidden)
         #expect(EventText.describe(link) == "range (80, 120, 120) Hz, callback 120 Hz, high frame rate, holder hidden")
     }
+
+    @Test("event: a link held back for an unanswered tick says which, and how many intervals went without a tick")
+    func eventOfAHeldBackLink() throws {
+        var link = try LinkState(json: Self.hidden)
+        link.awaitingFrame = AwaitingFrameState(sequence: 17, since: 4938.75, skipped: 150)
+        #expect(
+            EventText.describe(link)
+                == "range (80, 120, 120) Hz, callback 120 Hz, high frame rate, no ticks until tick 17 is answered (150 intervals without a tick), holder hidden"
+        )
+    }
 }

@@ -37,12 +37,17 @@ enum EventText {
         }
     }
 
-    /// `range (80, 120, 120) Hz, callback 120 Hz, paused, label "x", pid 42 uid 1000 (game)`;
+    /// `range (80, 120, 120) Hz, callback 120 Hz, paused, label "x", pid 42 uid 1000 (game)`,
+    /// with `no ticks until tick 4 is answered (120 intervals without a tick)` while the
+    /// daemon holds the link back for an unanswered tick;
     /// `holder hidden` instead of the pid, uid and command when the daemon does not show them.
     static func describe(_ link: LinkState) -> String {
         var parts = ["range \(link.range) Hz", "callback \(FrameRateMath.format(link.callbackRate)) Hz"]
         if link.paused { parts.append("paused") }
         if link.highFrameRate { parts.append("high frame rate") }
+        if let awaiting = link.awaitingFrame {
+            parts.append("no ticks until tick \(awaiting.sequence) is answered (\(awaiting.skipped) intervals without a tick)")
+        }
         if let label = link.label { parts.append("label \(JSONValue.string(label).jsonString)") }
         if let peer = link.peer {
             parts.append("pid \(peer.pid) uid \(peer.uid)" + (peer.command.map { " (\($0))" } ?? ""))
