@@ -30,7 +30,7 @@ for tool in limit-fanout.sh peer-dbus.sh quiet-wait.sh; do
   [[ -x $BENCH_DIR/$tool ]] || { echo "missing $BENCH_DIR/$tool (set BENCH_DIR)" >&2; exit 2; }
 done
 # The same release build as make test-realtime, install and deb (the Makefile's RELEASE).
-release=(-c release --static-swift-stdlib --disable-local-rpath)
+release=(-c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now)
 if [[ -z ${SKIP_BUILD:-} ]]; then
   swift build "${release[@]}" --product framerated >&2
   swift build "${release[@]}" --product framebench >&2
