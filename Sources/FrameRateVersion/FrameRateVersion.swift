@@ -10,7 +10,7 @@ internal import CFrameRateBuildInfo
 /// the semantic version alone.
 public enum FrameRateVersion {
     /// The semantic version (semver.org) of this release.
-    public static let semantic = "0.9.0"
+    public static let semantic = "0.10.0"
 
     /// The git commit the binaries were built from, or `nil` when the build did not know it.
     public static var commit: String? {

@@ -8,8 +8,9 @@
 #   symlink and framerate.pc (policy 8.4), depending on libframerateN of the same version.
 # Each gets stripped objects, gzipped man pages and changelog, copyright, md5sums and its
 # Depends from dpkg-shlibdeps; framerated its maintainer scripts, the library its shlibs
-# file and ldconfig trigger. Then lintian checks all three; its errors fail the build
-# (accepted warnings, with the reasons: docs/operations.md, "The Debian package").
+# file and ldconfig trigger; both library packages take over the files framerated shipped
+# before 0.10.0 (Breaks and Replaces). Then lintian checks all three; its errors fail the
+# build (its remaining informational tags, with the reasons: docs/operations.md, "Lintian").
 #
 # The maintainer address is under .invalid (RFC 2606): the project has no mailing list,
 # and lintian rejects localhost.

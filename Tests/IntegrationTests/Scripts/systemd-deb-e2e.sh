@@ -82,7 +82,7 @@ for entry in "/usr/include/framerate.h:libframerate-dev" "/usr/lib/x86_64-linux-
     file=${entry%%:*} wanted=${entry##*:}
     [[ $(owner "$file") == "$wanted" ]] || fail "$file belongs to '$(owner "$file")', not $wanted"
 done
-if command -v cc >/dev/null; then
+if command -v cc >/dev/null && command -v pkg-config >/dev/null; then
     cat >"/proc/$init_pid/root/tmp/health.c" <<'PROGRAM'
 #include <framerate.h>
 #include <stdio.h>
@@ -101,21 +101,22 @@ int main(void) {
 PROGRAM
     built=$(ns sh -c 'cc -o /tmp/health /tmp/health.c $(pkg-config --cflags --libs framerate)' 2>&1) ||
         fail "cc with pkg-config framerate: $built"
-    linked=$(ns ldd /tmp/health | awk '/libframerate/ {print $1, $3}')
+    read -r soname resolved < <(ns ldd /tmp/health | awk '/libframerate/ {print $1, $3}')
     # /lib is /usr/lib on a merged-/usr system, and the loader may name either.
-    [[ $linked =~ ^${library_package/libframerate/libframerate\.so\.}\ /(usr/)?lib/x86_64-linux-gnu/ ]] ||
-        fail "the program links '$linked', not the packaged library"
+    [[ $soname == "${library_package/libframerate/libframerate.so.}" && $resolved =~ ^/(usr/)?lib/x86_64-linux-gnu/ ]] ||
+        fail "the program links '$soname' from '$resolved', not the packaged library"
     answer=$(as_user timeout 30 /tmp/health 2>&1) || fail "the program built against libframerate-dev: $answer"
     [[ $answer == *'"status":"SERVING"'* ]] || fail "Health/Check through libframerate answered: $answer"
     step "C library: header, static library, symlink and framerate.pc in libframerate-dev, the library in $library_package; a program built with pkg-config asks Health/Check as nobody: $answer"
 else
-    step "C library: each file in its package (no cc here: the program built against it is not tried)"
+    step "C library: each file in its package (no cc or pkg-config here: the program built against it is not tried)"
 fi
 
 # --- remove, purge -------------------------------------------------------------------
 # The development files go first; the library stays, and what was built against it runs.
 removed=$(ns timeout 60 dpkg -r libframerate-dev 2>&1) || fail "dpkg -r libframerate-dev: $removed"
-for file in /usr/include/framerate.h /usr/lib/x86_64-linux-gnu/libframerate.so /usr/lib/x86_64-linux-gnu/pkgconfig/framerate.pc; do
+for file in /usr/include/framerate.h /usr/lib/x86_64-linux-gnu/libframerate.so /usr/lib/x86_64-linux-gnu/libframerate.a \
+    /usr/lib/x86_64-linux-gnu/pkgconfig/framerate.pc; do
     ns test ! -e "$file" || fail "dpkg -r libframerate-dev left $file"
 done
 if [[ -e /proc/$init_pid/root/tmp/health ]]; then
@@ -139,3 +140,39 @@ for package in "${packages[@]}"; do
     if ns dpkg-query -W "$package" >/dev/null 2>&1; then fail "dpkg still knows $package after the purge"; fi
 done
 step "dpkg -P: no unit, enablement state or file left (the framerated user stays, as Debian keeps system users)"
+
+# --- an upgrade from 0.9.0, whose framerated shipped the C library itself ---------------
+# The libraries take its files over: Breaks and Replaces framerated (<< 0.10.0~). The 0.9.0
+# package is rebuilt here from what it held: the library's files under framerated's name.
+old_root=$(mktemp -d)
+for deb in "${debs[@]}"; do
+    [[ $(dpkg-deb -f "$deb" Package) == framerated ]] || dpkg-deb -x "$deb" "$old_root"
+done
+rm -rf "$old_root"/usr/share/doc/libframerate*
+mkdir "$old_root/DEBIAN"
+printf 'Package: framerated\nVersion: 0.9.0\nArchitecture: amd64\nMaintainer: framerated developers <framerated@framerated.invalid>\nDescription: framerated 0.9.0 as it shipped the C library (the install test'"'"'s stand-in)\n' \
+    >"$old_root/DEBIAN/control"
+mkdir "/proc/$init_pid/root/tmp/old"
+dpkg-deb --root-owner-group --build "$old_root" "/proc/$init_pid/root/tmp/old/framerated_0.9.0_amd64.deb" >/dev/null
+rm -rf "$old_root"
+installed=$(ns timeout 60 dpkg -i /tmp/old/framerated_0.9.0_amd64.deb 2>&1) || fail "dpkg -i of the 0.9.0 stand-in: $installed"
+[[ $(owner /usr/include/framerate.h) == framerated ]] || fail "the 0.9.0 stand-in does not own framerate.h"
+# The libraries alone would leave framerated 0.9.0 without its files: dpkg refuses (Breaks).
+if refused=$(ns sh -c 'timeout 60 dpkg -i /tmp/debs/libframerate*.deb' 2>&1); then
+    fail "dpkg -i of the libraries alone over framerated 0.9.0 succeeded: $refused"
+fi
+[[ $refused == *"breaks framerated (<< 0.10.0~)"* ]] || fail "dpkg -i of the libraries alone failed for another reason: $refused"
+[[ $(owner /usr/include/framerate.h) == framerated ]] || fail "the refused install moved framerate.h"
+# With the new framerated, libraries first: dpkg deconfigures 0.9.0 while the libraries
+# take its files over (Replaces), then upgrades it (what apt does, in its own order).
+upgraded=$(ns sh -c 'timeout 120 dpkg -i --auto-deconfigure /tmp/debs/libframerate*.deb /tmp/debs/framerated_*.deb' 2>&1) ||
+    fail "dpkg -i over framerated 0.9.0, libraries first: $upgraded"
+[[ $(owner /usr/include/framerate.h) == libframerate-dev ]] || fail "after the upgrade framerate.h belongs to '$(owner /usr/include/framerate.h)'"
+[[ $(owner "/usr/lib/x86_64-linux-gnu/${library_package/libframerate/libframerate.so.}") == "$library_package" ]] ||
+    fail "after the upgrade the library belongs to another package"
+for package in "${packages[@]}"; do
+    [[ $(ns dpkg-query -W -f='${Status} ${Version}' "$package") == "install ok installed $pkg_version" ]] ||
+        fail "after the upgrade $package is $(ns dpkg-query -W -f='${Status} ${Version}' "$package")"
+done
+purged=$(ns timeout 60 dpkg -P "${packages[@]}" 2>&1) || fail "dpkg -P after the upgrade: $purged"
+step "upgrade from 0.9.0 (the C library inside framerated): the libraries alone are refused (Breaks); with framerated, libraries first, they take its files over (Replaces)"
