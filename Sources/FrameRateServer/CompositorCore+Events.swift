@@ -138,7 +138,10 @@ extension CompositorCore {
         let snapshot = shared.read { $0.compositor.snapshot(of: link.link) }
         guard let snapshot, snapshot.awaitedFrame?.sequence == link.frame.sequence else { return }
         emitLinkEvent(link.link, holder: session.peer) { .linkUpdated(display: display, link: $0) }
+        pruneAnnouncedHeldBack()
+        announcedHeldBack[link.link] = false
         guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
+        announcedHeldBack[link.link] = true
         // As measured at the vsync that reported it, like the interval count.
         let waited = Self.milliseconds(link.waited)
         let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
@@ -154,26 +157,39 @@ extension CompositorCore {
         )
     }
 
-    /// `link` of `display` ticks again after a wait ``linkHeldBack(display:_:)`` reported
-    /// (reported by the tick plane, hopped here): watchers get the link's state, without
-    /// `awaitingFrame` now, as `linkUpdated`; the journal says so, limited with the
-    /// held-back lines. Nothing when the link or its connection is gone.
+    /// `link` of `display` ticks again after a wait ``linkHeldBack(display:_:)`` announced
+    /// (reported by the tick plane, hopped here; the hops of one link arrive in order):
+    /// watchers get the link's state as `linkUpdated` (normally without `awaitingFrame`
+    /// now), and, if the wait's journal line was logged, the journal says it ended. That
+    /// line is not counted again against the per-user limit: it pairs with one that was.
+    /// Nothing for a wait that was not announced (it ended before the control loop heard
+    /// of it), or when the link or its connection is gone.
     package func linkResumed(display: DisplayID, _ link: ResumedLink) {
-        guard let session = sessions[link.owner] else { return }
+        guard let logged = announcedHeldBack.removeValue(forKey: link.link), let session = sessions[link.owner] else { return }
         guard let snapshot = shared.read({ $0.compositor.snapshot(of: link.link) }) else { return }
         emitLinkEvent(link.link, holder: session.peer) { .linkUpdated(display: display, link: $0) }
-        guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
+        guard logged else { return }
         let waited = Self.milliseconds(link.waited)
-        let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
         logger.info(
-            "\(Self.name(link.link, snapshot)) on display \(display.rawValue) ticks again: its client answered, and tick \(link.sequence) came \(waited) ms after the tick it waited on\(note)",
+            "\(Self.name(link.link, snapshot)) on display \(display.rawValue) ticks again: its client answered, and tick \(link.sequence) came \(waited) ms after the tick it waited on",
             metadata: peerMetadata(session.peer).merging(
                 [
                     "event": "link-resumed", "link": "\(link.link.rawValue)", "display": "\(display.rawValue)",
-                    "sequence": "\(link.sequence)", "waited_ms": "\(waited)", "suppressed": "\(suppressed)",
+                    "sequence": "\(link.sequence)", "waited_ms": "\(waited)",
                 ]
             ) { $1 }
         )
+    }
+
+    /// Drops the announcements of links that have ended, whenever the table has doubled
+    /// since the last time (and holds at least 1,024): each entry waits for its link's
+    /// resumption, which a link invalidated while held back never has. Amortized O(1) per
+    /// announcement, however many links are held back at once.
+    private func pruneAnnouncedHeldBack() {
+        guard announcedHeldBack.count >= announcedHeldBackPruneAt else { return }
+        let ended = shared.read { state in announcedHeldBack.keys.filter { state.compositor.display(of: $0) == nil } }
+        for link in ended { announcedHeldBack[link] = nil }
+        announcedHeldBackPruneAt = Swift.max(1024, 2 * announcedHeldBack.count)
     }
 
     /// `link 3 'scroller'`: the label is the client's words, which the log handlers sanitize

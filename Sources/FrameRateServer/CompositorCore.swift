@@ -55,6 +55,12 @@ package final class CompositorCore {
     var requestRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// Limits the "held back" lines (``linkHeldBack(display:_:)``) per user.
     var heldBackLogs = UserRejectionLogs<MonotonicClock.Instant>()
+    /// The links whose held-back wait was announced to watchers (``linkHeldBack(display:_:)``),
+    /// and whether its journal line was logged: only those announce their resumption.
+    /// Entries of links that ended while held back are pruned as the table grows.
+    var announcedHeldBack: [LinkID: Bool] = [:]
+    /// The size of ``announcedHeldBack`` at which it is pruned next.
+    var announcedHeldBackPruneAt = 1024
     /// "requests paced" lines, at most one per user per 10 s.
     var pacingLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that

@@ -198,7 +198,7 @@ import Testing
         #expect(held.count == 1, "\(held)")
         let awaiting = try #require(held.first?.awaitingFrame)
         #expect(held.first?.link.rawValue == link && awaiting.sequence == unanswered.sequence && awaiting.skipped >= 120)
-        #expect(held.first?.peer == nil, "another user's watcher does not see who holds the link")
+        #expect(held.first?.peer == nil && held.first?.label == nil, "another user's watcher sees neither who holds the link nor its label")
 
         // The client answers: the link's next interval ticks, and the watcher hears it without awaitingFrame.
         try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(unanswered.sequence)}"#))
@@ -215,9 +215,13 @@ import Testing
         let lines = log.entries.filter { ["link-held-back", "link-resumed"].contains($0.metadata["event"]) }
         #expect(lines.map { $0.metadata["event"] } == ["link-held-back", "link-resumed"])
         let line = try #require(lines.last)
-        #expect(line.metadata["sequence"] == "\(next.sequence)", "\(line.metadata)")
+        // The stepped clock makes the wait exact: from the unanswered tick to the next one.
+        let tenths = Int(((next.timestamp - unanswered.timestamp) * 10_000).rounded())
+        let waited = "\(tenths / 10).\(tenths % 10)"
+        #expect(line.metadata["sequence"] == "\(next.sequence)" && line.metadata["waited_ms"] == waited, "\(line.metadata)")
         #expect(
-            line.message.hasPrefix("link \(link) 'scroller' on display 0 ticks again: its client answered, and tick \(next.sequence) came 20"),
+            line.message
+                == "link \(link) 'scroller' on display 0 ticks again: its client answered, and tick \(next.sequence) came \(waited) ms after the tick it waited on",
             "\(line.message)"
         )
     }
