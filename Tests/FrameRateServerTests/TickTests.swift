@@ -320,6 +320,11 @@ import Testing
         // `now` reads these instants in turn (and moves the harness's clock with them).
         var script: [MonotonicClock.Instant] = []
         let now = { () -> MonotonicClock.Instant in
+            // A read the script did not plan for fails the test (not the process).
+            guard !script.isEmpty else {
+                Issue.record("the turn read the clock once more than scripted")
+                return server.clock.now
+            }
             let instant = script.removeFirst()
             server.clock.set(instant)
             return instant
