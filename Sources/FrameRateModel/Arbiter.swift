@@ -20,7 +20,8 @@
 ///
 /// Cost: O(distinct ranges x candidates) after one O(links) grouping pass;
 /// links with equal effective ranges are scored once, and the decision's lists are
-/// bounded by ``Decision/listLimit``.
+/// bounded by ``Decision/listLimit``. With a ``CadenceTable`` kept across decisions (as
+/// ``Display`` keeps one), a range's cadences are computed once, and scoring reads them.
 public struct Arbiter: Sendable {
     /// The display's profile.
     public let profile: DisplayProfile
@@ -115,14 +116,16 @@ public struct Arbiter: Sendable {
     public func decide(votes: [LinkVote], caps: DisplayCaps) -> Decision {
         var ballot = Ballot(self, caps: caps, expectedVotes: votes.count)
         for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
-        return decide(ballot)
+        var computed: CadenceTable? = nil
+        return decide(ballot, cadences: &computed)
     }
 
     /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
     public func decide(votes: some Sequence<LinkVote>, caps: DisplayCaps) -> Decision {
         var ballot = Ballot(self, caps: caps, expectedVotes: votes.underestimatedCount)
         for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
-        return decide(ballot)
+        var computed: CadenceTable? = nil
+        return decide(ballot, cadences: &computed)
     }
 
     /// The votes of one arbitration, grouped by effective range as they are added.
@@ -196,8 +199,11 @@ public struct Arbiter: Sendable {
         }
     }
 
-    /// Decides the refresh rate for the votes in `ballot`.
-    func decide(_ ballot: Ballot) -> Decision {
+    /// Decides the refresh rate for the votes in `ballot`, scoring the groups' ranges with
+    /// `cadences` (a table kept for this arbiter's profile: rows it lacks are added), or,
+    /// without one, computing each group's cadence at each candidate as the ladder needs it
+    /// (one decision gains nothing from a table: the groups' ranges are distinct).
+    func decide(_ ballot: Ballot, cadences: inout CadenceTable?) -> Decision {
         let cap = ballot.cap
         // Sorted so that sums and reasons never depend on registration order: the groups'
         // indices, so that sorting moves integers rather than groups (each holds arrays and
@@ -237,20 +243,35 @@ public struct Arbiter: Sendable {
 
         // Step 6: no voting link.
         guard !ordered.isEmpty else { return decision(profile.lowestRate, .idle) }
-        let candidates = profile.supportedRates.reversed().filter { rate in
-            FrameRateMath.lessOrEqual(rate, cap?.rate ?? .infinity)
+        // Lowest first, each with its column in the profile's (descending) rates.
+        let columns = profile.supportedRates.indices.reversed().filter { column in
+            let rate = profile.supportedRates[column]
+            return FrameRateMath.lessOrEqual(rate, cap?.rate ?? .infinity)
                 && (ballot.unlocksHighRates || FrameRateMath.lessOrEqual(rate, DisplayProfile.entitlementFreeLimit))
         }
+        let candidates = columns.map { profile.supportedRates[$0] }
         // Step 1: the cap is below every supported rate. (A profile that needs the
         // entitlement always has a rate at or below 60 Hz, so only a cap empties the list.)
         guard let highest = candidates.last else { return decision(profile.lowestRate, .cap) }
 
-        // The scoring loops below run for every group and candidate rate: they read plain
-        // ranges and counts (no reference counting), and name groups by index.
-        // Closures, not key paths: a key path is projected through the runtime per element.
+        // The scoring loops below run for every group and candidate rate: they read each
+        // group's row of cadences and its count (no reference counting), and name groups by
+        // index. Closures, not key paths: a key path is projected through the runtime per element.
         let ranges = ordered.map { groups[$0].range }
         let counts = ordered.map { groups[$0].count }
-        let (rate, rule, holders) = Self.ladder(candidates: candidates, ranges: ranges, counts: counts)
+        let (rate, rule, holders): (Double, ArbitrationRule, [Int])
+        if var table = cadences.take() {
+            precondition(table.rates == profile.supportedRates, "a cadence table of another profile")
+            let width = table.rates.count
+            let bases = ranges.map { table.row(of: $0) * width }
+            let scores = TableScores(cells: table.allCells, bases: bases, columns: columns)
+            (rate, rule, holders) = Self.ladder(candidates: candidates, scores: scores, ranges: ranges, counts: counts)
+            table.compact(keeping: ranges)
+            cadences = table
+        } else {
+            let scores = ComputedScores(ranges: ranges, candidates: candidates)
+            (rate, rule, holders) = Self.ladder(candidates: candidates, scores: scores, ranges: ranges, counts: counts)
+        }
         // Step 1 again: the display sits at the highest rate the cap allows while a
         // link the cap limits pulls above it: the cap, not the links, holds it there.
         if FrameRateMath.equal(rate, highest) && ballot.capPull > highest && !FrameRateMath.equal(ballot.capPull, highest) {
@@ -259,16 +280,42 @@ public struct Arbiter: Sendable {
         return decision(rate, rule, holders: holders)
     }
 
+    /// Where the ladder reads group `group`'s cadence at the candidate at `position`.
+    private protocol Scores {
+        func cell(_ group: Int, _ position: Int) -> CadenceTable.Cell
+    }
+
+    /// Cadences from a ``CadenceTable``'s cells: group `g` at candidate position `p` is
+    /// `cells[bases[g] + columns[p]]` (its row's first cell, plus the candidate's column).
+    private struct TableScores: Scores {
+        let cells: [CadenceTable.Cell]
+        let bases: [Int]
+        let columns: [Int]
+
+        @inline(__always) func cell(_ group: Int, _ position: Int) -> CadenceTable.Cell { cells[bases[group] + columns[position]] }
+    }
+
+    /// Cadences computed when read, as ``CadenceTable`` computes its cells.
+    private struct ComputedScores: Scores {
+        let ranges: [FrameRateRange]
+        let candidates: [Double]
+
+        @inline(__always) func cell(_ group: Int, _ position: Int) -> CadenceTable.Cell {
+            CadenceTable.Cell(CallbackCadence(range: ranges[group], refresh: candidates[position]))
+        }
+    }
+
     /// Steps 2 to 5 over `candidates` (lowest first) for groups with `ranges` and
-    /// `counts`: the rate, the rule and the indices of the groups that hold it.
-    private static func ladder(candidates: [Double], ranges: [FrameRateRange], counts: [Int]) -> (Double, ArbitrationRule, [Int]) {
+    /// `counts`, their cadences in `scores`: the rate, the rule and the indices of the
+    /// groups that hold it.
+    private static func ladder(candidates: [Double], scores: some Scores, ranges: [FrameRateRange], counts: [Int]) -> (Double, ArbitrationRule, [Int]) {
         // Step 2: the lowest candidate that serves every group exactly. A group holds the
         // rate when it alone keeps some lower candidate from serving everyone.
         var soleBlockers = Array(repeating: false, count: ranges.count)
         for (position, candidate) in candidates.enumerated() {
             var failures = 0
             var failing = 0
-            for index in ranges.indices where !CallbackCadence(range: ranges[index], refresh: candidate).isExact {
+            for index in ranges.indices where !scores.cell(index, position).isExact {
                 failures += 1
                 failing = index
                 if failures > 1 { break }
@@ -278,8 +325,7 @@ public struct Arbiter: Sendable {
             var holders = soleBlockers.indices.filter { soleBlockers[$0] }
             if holders.isEmpty && position > 0 {
                 // No group alone: the groups that keep the next lower candidate out hold it together.
-                let below = candidates[position - 1]
-                holders = ranges.indices.filter { !CallbackCadence(range: ranges[$0], refresh: below).isExact }
+                holders = ranges.indices.filter { !scores.cell($0, position - 1).isExact }
             }
             return (candidate, .exact, holders)
         }
@@ -294,20 +340,20 @@ public struct Arbiter: Sendable {
                 && (FrameRateMath.equal(ranges[index].preferred, 30) || FrameRateMath.equal(ranges[index].preferred, 60))
         }
         let total = counts.reduce(0, +)
-        var best: (rate: Double, served: Int, distance: Double)?
+        var best: (position: Int, served: Int, distance: Double)?
         var bestPrioritized: (rate: Double, distance: Double)?
-        for candidate in candidates {
+        for (position, candidate) in candidates.enumerated() {
             var served = 0
             var distance = 0.0
             var prioritizedExact = !prioritized.isEmpty
             var next = 0  // the position in `prioritized` of the next group that prefers 30 or 60 Hz
             for index in ranges.indices {
-                let cadence = CallbackCadence(range: ranges[index], refresh: candidate)
-                if cadence.isInsideRange { served += counts[index] }
-                distance += cadence.distance * Double(counts[index])
+                let cell = scores.cell(index, position)
+                if cell.isInside { served += counts[index] }
+                distance += cell.distance * Double(counts[index])
                 if next < prioritized.count && prioritized[next] == index {
                     next += 1
-                    if !cadence.isExact { prioritizedExact = false }
+                    if !cell.isExact { prioritizedExact = false }
                 }
             }
             if prioritizedExact && served == total
@@ -322,16 +368,16 @@ public struct Arbiter: Sendable {
                         && !FrameRateMath.equal(distance, current.distance))
                 if !better { continue }
             }
-            best = (candidate, served, distance)
+            best = (position, served, distance)
         }
         if let bestPrioritized { return (bestPrioritized.rate, .priority, prioritized) }
         let chosen = best!
         if chosen.served == total {
             // Every group is inside its range: the preferences of the groups that have one set the rate.
-            return (chosen.rate, .preferred, ranges.indices.filter { ranges[$0].hasPreferredRate })
+            return (candidates[chosen.position], .preferred, ranges.indices.filter { ranges[$0].hasPreferredRate })
         }
         // The groups inside their range at the chosen rate are the ones it serves.
-        return (chosen.rate, .mostServed, ranges.indices.filter { CallbackCadence(range: ranges[$0], refresh: chosen.rate).isInsideRange })
+        return (candidates[chosen.position], .mostServed, ranges.indices.filter { scores.cell($0, chosen.position).isInside })
     }
 }
 
@@ -353,16 +399,6 @@ extension Arbiter {
             slots = Array(repeating: 0, count: capacity)
         }
 
-        /// A hash of the range whose high bits are well mixed; `+ 0` folds `-0.0` into `0.0`,
-        /// as `==` does. Slots take the top bits (Fibonacci hashing): rates' bit patterns end
-        /// in long runs of zeros, which would leave the low bits of a product all zero.
-        private static func hash(_ range: FrameRateRange) -> UInt64 {
-            var hash = (range.minimum + 0).bitPattern &* 0x9E37_79B9_7F4A_7C15
-            hash = (hash ^ (hash >> 29) ^ (range.maximum + 0).bitPattern) &* 0xBF58_476D_1CE4_E5B9
-            hash = (hash ^ (hash >> 29) ^ (range.preferred + 0).bitPattern) &* 0x94D0_49BB_1331_11EB
-            return hash
-        }
-
         /// The slot of `hash` in a table of `count` (a power of two) slots.
         private static func slot(_ hash: UInt64, count: Int) -> Int {
             Int(truncatingIfNeeded: hash >> UInt64(64 - count.trailingZeroBitCount))
@@ -373,7 +409,7 @@ extension Arbiter {
         @inline(__always)
         mutating func add(link: LinkID, range: FrameRateRange, vote: @autoclosure () -> LinkVote) {
             let mask = slots.count - 1
-            var slot = Self.slot(Self.hash(range), count: slots.count)
+            var slot = Self.slot(range.mixedHash, count: slots.count)
             while true {
                 let entry = Int(slots[slot])
                 if entry == 0 { break }
@@ -396,7 +432,7 @@ extension Arbiter {
             slots = Array(repeating: 0, count: slots.count * 2)
             let mask = slots.count - 1
             for (index, range) in keys.enumerated() {
-                var slot = Self.slot(Self.hash(range), count: slots.count)
+                var slot = Self.slot(range.mixedHash, count: slots.count)
                 while slots[slot] != 0 { slot = (slot + 1) & mask }
                 slots[slot] = Int32(index + 1)
             }

@@ -32,6 +32,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// The display's first vsync: pacers measure time from here.
     let origin: C.Instant
     let arbiter: Arbiter
+    /// The cadences of the ranges arbitration has scored, kept across arbitrations
+    /// (``CadenceTable``).
+    private var cadences: CadenceTable?
     private(set) var caps: DisplayCaps
     private(set) var governor: RefreshRateGovernor<C>
     private(set) var timeline: VsyncTimeline<C.Instant>
@@ -48,7 +51,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private var boostEnds: [LinkID: Duration] = [:]
     /// The panel's rate: the same timing rules as ``governor``'s, over the panel
     /// arbitration, where links reporting content velocity vote their velocity table's
-    /// rate (``arbitratePanel(grid:)``). Without a report in force it sees exactly the
+    /// rate (``arbitratePanel(grid:cadences:)``). Without a report in force it sees exactly the
     /// decisions ``governor`` sees, so the panel runs at the grid rate.
     private(set) var panel: RefreshRateGovernor<C>
     /// When each link's content-velocity report in force expires (each link's
@@ -61,6 +64,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
+        self.cadences = CadenceTable(rates: configuration.profile.supportedRates)
         self.caps = configuration.caps
         let initial = configuration.profile.initialRate
         let governor = RefreshRateGovernor<C>(initialRate: initial, settings: settings)
@@ -93,6 +97,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
+        self.cadences = CadenceTable(rates: configuration.profile.supportedRates)
         self.caps = checkpoint.caps
         self.origin = start
         self.timeline = VsyncTimeline(
@@ -118,7 +123,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             restored.pacer = LinkPacer(cadence: cadence(of: restored, refresh: checkpoint.refreshRate), restoring: link.pacing)
             links.append(restored)
         }
-        let decision = arbitrate()
+        var table = takeCadences()
+        let decision = arbitrate(cadences: &table)
+        cadences = table
         governor = RefreshRateGovernor(
             restoringRate: checkpoint.refreshRate, reason: checkpoint.reason, target: decision,
             idleSince: checkpoint.idleSince.map { start.advanced(by: $0) },
@@ -477,7 +484,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The arbiter's decision for the current links and caps.
-    private func arbitrate() -> Decision {
+    private func arbitrate(cadences: inout CadenceTable?) -> Decision {
         // Reads each link's fields in place: no per-link copy, no LinkVote (and label) per link.
         var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
         for index in links.indices where !links[index].configuration.isPaused {
@@ -488,7 +495,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 vote: vote(of: links[index])
             )
         }
-        return markingBoost(arbiter.decide(ballot))
+        return markingBoost(arbiter.decide(ballot, cadences: &cadences))
     }
 
     /// `decision` with ``Decision/boosted`` set when one of its listed deciders is boosted.
@@ -509,13 +516,23 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// content-velocity report is in force).
     private mutating func rearbitrate(at now: C.Instant) {
         rearbitrations &+= 1
-        let decision = arbitrate()
+        var table = takeCadences()
+        let decision = arbitrate(cadences: &table)
         governor.observe(decision, at: now)
-        let panelDecision = arbitratePanel(grid: decision)
+        let panelDecision = arbitratePanel(grid: decision, cadences: &table)
+        cadences = table
         panel.observe(panelDecision, at: now)
         if FrameRateMath.equal(panelDecision.rate, panelRate) || panelDecision.rule == .idle {
             holdResidency(panelDecision, rate: panelRate, at: origin.duration(to: now))
         }
+    }
+
+    /// The kept cadences, for an arbitration to use and give back (`cadences = table`). The
+    /// arbitration reads the links through `self` while it adds rows: with the table still
+    /// in `self`, the two accesses would overlap, and each arbitration would copy the whole
+    /// table (its arrays, hundreds of KB with thousands of distinct ranges) to add a row.
+    private mutating func takeCadences() -> CadenceTable? {
+        cadences.take()
     }
 
     /// Credits the display's time at `rate` from `time` on to `decision`'s holders.
@@ -784,7 +801,7 @@ extension Display {
     /// A boost holds the panel too: a boosted link votes its boost range. A link whose
     /// table rate is below what it would have otherwise is listed as limited
     /// `by: velocity`, with the velocity that decided.
-    private func arbitratePanel(grid: Decision) -> Decision {
+    private func arbitratePanel(grid: Decision, cadences: inout CadenceTable?) -> Decision {
         guard !velocityExpiries.isEmpty else { return grid }
         var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
         for index in links.indices where !links[index].configuration.isPaused {
@@ -816,6 +833,6 @@ extension Display {
                 ballot.note(limit, vote: vote)
             }
         }
-        return markingBoost(arbiter.decide(ballot))
+        return markingBoost(arbiter.decide(ballot, cadences: &cadences))
     }
 }
