@@ -205,6 +205,17 @@ extension TickGatesTests {
         }
     }
 
+    /// A writer on a socket pair with a 4 MiB send buffer and a 16 MiB high-water mark,
+    /// its gate in slot 0 of a one-slot table, tagged for connection `generation`: for the
+    /// tests where two or three threads write at once.
+    static func gatedWriter(generation: UInt64) throws -> (pair: Pair, gates: TickGates, tag: UInt64, writer: SocketWriter) {
+        let pair = try Pair(sendBuffer: 1 << 22)
+        let gates = TickGates(capacity: 1)
+        let tag = TickGates.tag(of: generation)
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 24, gate: gates.gate(slot: 0, tag: tag))
+        return (pair, gates, tag, writer)
+    }
+
     /// Whether this process runs under ThreadSanitizer.
     static var underThreadSanitizer: Bool { dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil }
 
@@ -220,11 +231,8 @@ extension TickGatesTests {
     /// as a race, and its exit status fails the run.
     @Test(.enabled(if: !underThreadSanitizer, "ThreadSanitizer misreads a contended Mutex"))
     func ticksAndRepliesFromTwoThreadsArriveWholeOnceAndInOrder() throws {
-        let pair = try Pair(sendBuffer: 1 << 22)
+        let (pair, gates, tag, writer) = try Self.gatedWriter(generation: 3)
         defer { SystemCall.close(pair.reading) }
-        let gates = TickGates(capacity: 1)
-        let tag = TickGates.tag(of: 3)
-        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 24, gate: gates.gate(slot: 0, tag: tag))
         let count = 3000
         var received: [UInt8] = []
         DispatchQueue.concurrentPerform(iterations: 2) { side in
@@ -268,11 +276,8 @@ extension TickGatesTests {
     /// Not under ThreadSanitizer, for the reason given above.
     @Test(.enabled(if: !underThreadSanitizer, "ThreadSanitizer misreads a contended Mutex"))
     func everyDrainWaiterRunsWhileTheFanOutClaimsWithoutPause() throws {
-        let pair = try Pair(sendBuffer: 1 << 22)
+        let (pair, gates, tag, writer) = try Self.gatedWriter(generation: 5)
         defer { SystemCall.close(pair.reading) }
-        let gates = TickGates(capacity: 1)
-        let tag = TickGates.tag(of: 5)
-        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 24, gate: gates.gate(slot: 0, tag: tag))
         let ran = Atomic<Int>(0)
         // Waiters that ran on the fan-out's thread: set while its claim was in flight.
         let ranAtALanding = Atomic<Int>(0)
