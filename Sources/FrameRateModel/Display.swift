@@ -33,7 +33,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     let origin: C.Instant
     let arbiter: Arbiter
     /// The cadences of the ranges arbitration has scored, kept across arbitrations
-    /// (``CadenceTable``).
+    /// (``CadenceTable``). An arbitration takes the table out (`cadences.take()`) and puts
+    /// it back: it reads the links through `self` while it adds rows, and with the table
+    /// still in `self` each arbitration copied the whole table (hundreds of KB with
+    /// thousands of distinct ranges) to add one.
     private var cadences: CadenceTable?
     private(set) var caps: DisplayCaps
     private(set) var governor: RefreshRateGovernor<C>
@@ -123,7 +126,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             restored.pacer = LinkPacer(cadence: cadence(of: restored, refresh: checkpoint.refreshRate), restoring: link.pacing)
             links.append(restored)
         }
-        var table = takeCadences()
+        var table = cadences.take()
         let decision = arbitrate(cadences: &table)
         cadences = table
         governor = RefreshRateGovernor(
@@ -516,7 +519,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// content-velocity report is in force).
     private mutating func rearbitrate(at now: C.Instant) {
         rearbitrations &+= 1
-        var table = takeCadences()
+        var table = cadences.take()
         let decision = arbitrate(cadences: &table)
         governor.observe(decision, at: now)
         let panelDecision = arbitratePanel(grid: decision, cadences: &table)
@@ -525,14 +528,6 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if FrameRateMath.equal(panelDecision.rate, panelRate) || panelDecision.rule == .idle {
             holdResidency(panelDecision, rate: panelRate, at: origin.duration(to: now))
         }
-    }
-
-    /// The kept cadences, for an arbitration to use and give back (`cadences = table`). The
-    /// arbitration reads the links through `self` while it adds rows: with the table still
-    /// in `self`, the two accesses would overlap, and each arbitration would copy the whole
-    /// table (its arrays, hundreds of KB with thousands of distinct ranges) to add a row.
-    private mutating func takeCadences() -> CadenceTable? {
-        cadences.take()
     }
 
     /// Credits the display's time at `rate` from `time` on to `decision`'s holders.
