@@ -241,8 +241,11 @@ public struct Arbiter: Sendable {
             )
         }
 
-        // Step 6: no voting link.
-        guard !ordered.isEmpty else { return decision(profile.lowestRate, .idle) }
+        // Step 6: no voting link. (A kept table then holds no range in use.)
+        guard !ordered.isEmpty else {
+            cadences?.compact(keeping: EmptyCollection())
+            return decision(profile.lowestRate, .idle)
+        }
         // Lowest first, each with its column in the profile's (descending) rates.
         let columns = profile.supportedRates.indices.reversed().filter { column in
             let rate = profile.supportedRates[column]
@@ -252,7 +255,10 @@ public struct Arbiter: Sendable {
         let candidates = columns.map { profile.supportedRates[$0] }
         // Step 1: the cap is below every supported rate. (A profile that needs the
         // entitlement always has a rate at or below 60 Hz, so only a cap empties the list.)
-        guard let highest = candidates.last else { return decision(profile.lowestRate, .cap) }
+        guard let highest = candidates.last else {
+            cadences?.compact(keeping: EmptyCollection())
+            return decision(profile.lowestRate, .cap)
+        }
 
         // The scoring loops below run for every group and candidate rate: they read each
         // group's row of cadences and its count (no reference counting), and name groups by

@@ -30,6 +30,10 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// The number of links on every display.
     public var linkCount: Int { displayOfLink.count }
 
+    /// The links whose wait for a frame was reported in a ``VsyncReport/heldBack`` and goes
+    /// on (also after a handover, which keeps that), with the sequence of the tick each waits for.
+    public var reportedWaits: [(link: LinkID, awaited: UInt64)] { displays.flatMap(\.reportedWaits) }
+
     func index(of display: DisplayID?) throws(CompositorError) -> Int {
         guard let display else { return 0 }
         guard let index = displays.firstIndex(where: { $0.id == display }) else {

@@ -38,6 +38,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// still in `self` each arbitration copied the whole table (hundreds of KB with
     /// thousands of distinct ranges) to add one.
     private var cadences: CadenceTable?
+    /// The same for the panel arbitration (``arbitratePanel(grid:cadences:)``), apart: each
+    /// table is compacted to its own arbitration's ranges, which would evict the other's.
+    private var panelCadences: CadenceTable?
     private(set) var caps: DisplayCaps
     private(set) var governor: RefreshRateGovernor<C>
     private(set) var timeline: VsyncTimeline<C.Instant>
@@ -68,6 +71,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
         self.cadences = CadenceTable(rates: configuration.profile.supportedRates)
+        self.panelCadences = CadenceTable(rates: configuration.profile.supportedRates)
         self.caps = configuration.caps
         let initial = configuration.profile.initialRate
         let governor = RefreshRateGovernor<C>(initialRate: initial, settings: settings)
@@ -101,6 +105,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
         self.cadences = CadenceTable(rates: configuration.profile.supportedRates)
+        self.panelCadences = CadenceTable(rates: configuration.profile.supportedRates)
         self.caps = checkpoint.caps
         self.origin = start
         self.timeline = VsyncTimeline(
@@ -521,9 +526,11 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         rearbitrations &+= 1
         var table = cadences.take()
         let decision = arbitrate(cadences: &table)
-        governor.observe(decision, at: now)
-        let panelDecision = arbitratePanel(grid: decision, cadences: &table)
         cadences = table
+        governor.observe(decision, at: now)
+        var panelTable = panelCadences.take()
+        let panelDecision = arbitratePanel(grid: decision, cadences: &panelTable)
+        panelCadences = panelTable
         panel.observe(panelDecision, at: now)
         if FrameRateMath.equal(panelDecision.rate, panelRate) || panelDecision.rule == .idle {
             holdResidency(panelDecision, rate: panelRate, at: origin.duration(to: now))
@@ -641,8 +648,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var resumed: [ResumedLink] = []
         for index in links.indices where !links[index].configuration.isPaused {
             let owner = links[index].owner
-            // A reported wait ends with this vsync's tick, if it delivers one: since when.
-            let reportedWaitSince = links[index].pacer.heldBackReported ? links[index].pacer.lastDeliveredTime : nil
+            // A reported wait ends with this vsync's tick, if it delivers one: for which tick, since when.
+            let reportedWait =
+                links[index].pacer.heldBackReported ? (awaited: links[index].pacer.lastDelivered, since: links[index].pacer.lastDeliveredTime) : nil
             let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
             guard case .deliver(let sequence, let skipped) = outcome else {
                 if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
@@ -650,8 +658,11 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 }
                 continue
             }
-            if let reportedWaitSince {
-                resumed.append(ResumedLink(link: links[index].id, owner: owner, sequence: sequence, waited: time - reportedWaitSince))
+            if let reportedWait {
+                resumed.append(
+                    ResumedLink(
+                        link: links[index].id, owner: owner, awaited: reportedWait.awaited, sequence: sequence, waited: time - reportedWait.since
+                    ))
             }
             let cadence = links[index].pacer.cadence
             if cadence.divisor != lastDivisor {
@@ -681,6 +692,12 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             rateChange: change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
             heldBack: heldBack, resumed: resumed
         )
+    }
+
+    /// The links whose wait for a frame was reported (``HeldBackLink``) and goes on, with
+    /// the tick each waits for.
+    var reportedWaits: [(link: LinkID, awaited: UInt64)] {
+        links.filter { $0.pacer.heldBackReported }.map { ($0.id, $0.pacer.lastDelivered) }
     }
 
     func snapshot(of id: LinkID, at now: Duration? = nil) -> LinkSnapshot? {

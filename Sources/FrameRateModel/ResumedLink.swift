@@ -7,6 +7,9 @@ public struct ResumedLink: Hashable, Sendable {
     public let link: LinkID
     /// Its owner (the connection).
     public let owner: OwnerID
+    /// The sequence of the tick whose frame it waited for (``HeldBackLink``'s
+    /// `frame.sequence`).
+    public let awaited: UInt64
     /// The sequence of the tick delivered now.
     public let sequence: UInt64
     /// How long the link went without a tick: from the awaited tick's timestamp to this

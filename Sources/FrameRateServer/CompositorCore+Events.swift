@@ -138,10 +138,9 @@ extension CompositorCore {
         let snapshot = shared.read { $0.compositor.snapshot(of: link.link) }
         guard let snapshot, snapshot.awaitedFrame?.sequence == link.frame.sequence else { return }
         emitLinkEvent(link.link, holder: session.peer) { .linkUpdated(display: display, link: $0) }
-        pruneAnnouncedHeldBack()
-        announcedHeldBack[link.link] = false
+        announcedHeldBack[link.link] = (link.frame.sequence, false)
         guard case .log(let suppressed) = heldBackLogs.admit(uid: session.peer.uid, at: wallNow()) else { return }
-        announcedHeldBack[link.link] = true
+        announcedHeldBack[link.link] = (link.frame.sequence, true)
         // As measured at the vsync that reported it, like the interval count.
         let waited = Self.milliseconds(link.waited)
         let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: .heldBackLink)
@@ -163,12 +162,15 @@ extension CompositorCore {
     /// now), and, if the wait's journal line was logged, the journal says it ended. That
     /// line is not counted again against the per-user limit: it pairs with one that was.
     /// Nothing for a wait that was not announced (it ended before the control loop heard
-    /// of it), or when the link or its connection is gone.
+    /// of it; an entry left by an earlier wait, which a pause ended unannounced, names
+    /// another tick), or when the link or its connection is gone.
     package func linkResumed(display: DisplayID, _ link: ResumedLink) {
-        guard let logged = announcedHeldBack.removeValue(forKey: link.link), let session = sessions[link.owner] else { return }
+        guard let announced = announcedHeldBack.removeValue(forKey: link.link), announced.awaited == link.awaited,
+            let session = sessions[link.owner]
+        else { return }
         guard let snapshot = shared.read({ $0.compositor.snapshot(of: link.link) }) else { return }
         emitLinkEvent(link.link, holder: session.peer) { .linkUpdated(display: display, link: $0) }
-        guard logged else { return }
+        guard announced.logged else { return }
         let waited = Self.milliseconds(link.waited)
         logger.info(
             "\(Self.name(link.link, snapshot)) on display \(display.rawValue) ticks again: its client answered, and tick \(link.sequence) came \(waited) ms after the tick it waited on",
@@ -179,17 +181,6 @@ extension CompositorCore {
                 ]
             ) { $1 }
         )
-    }
-
-    /// Drops the announcements of links that have ended, whenever the table has doubled
-    /// since the last time (and holds at least 1,024): each entry waits for its link's
-    /// resumption, which a link invalidated while held back never has. Amortized O(1) per
-    /// announcement, however many links are held back at once.
-    private func pruneAnnouncedHeldBack() {
-        guard announcedHeldBack.count >= announcedHeldBackPruneAt else { return }
-        let ended = shared.read { state in announcedHeldBack.keys.filter { state.compositor.display(of: $0) == nil } }
-        for link in ended { announcedHeldBack[link] = nil }
-        announcedHeldBackPruneAt = Swift.max(1024, 2 * announcedHeldBack.count)
     }
 
     /// `link 3 'scroller'`: the label is the client's words, which the log handlers sanitize

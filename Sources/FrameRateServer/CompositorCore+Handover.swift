@@ -102,14 +102,19 @@ extension CompositorCore {
         lastWatch = snapshot.lastWatch
         sessions.lastGeneration = snapshot.ownerGeneration
         let at = now()
-        return shared.change { state -> [LinkID] in
+        let (released, waits) = shared.change { state -> ([LinkID], [(link: LinkID, awaited: UInt64)]) in
             state.compositor = compositor
             var released: [LinkID] = []
             for owner in snapshot.compositor.owners where !adopted.contains(owner) {
                 released += state.compositor.removeLinks(of: owner, at: at)
             }
-            return released
+            return (released, state.compositor.reportedWaits)
         }
+        // The previous daemon announced these waits (the pacers keep that across the
+        // handover), and its watches come along: their ends are announced here. Whether it
+        // logged each wait's journal line is not handed over; most are (10 per user per 10 s).
+        for wait in waits { announcedHeldBack[wait.link] = (wait.awaited, true) }
+        return released
     }
 
     /// A connection the previous daemon handed over: it keeps its owner id (so its links),

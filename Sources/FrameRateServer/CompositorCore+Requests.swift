@@ -195,6 +195,7 @@ extension CompositorCore {
         }
         usage.add(session.peer.uid, links: -1)
         logRelease(request.link, session: session, reason: "invalidated")
+        announcedHeldBack[request.link] = nil
         emit(.linkRemoved(display: display, link: request.link, reason: "invalidated"))
         trace { [.linkRemoved(display: display, at: at.seconds, link: request.link)] + decisionRecords([display], at: at) }
         publishStatus()

@@ -55,12 +55,11 @@ package final class CompositorCore {
     var requestRejectionLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// Limits the "held back" lines (``linkHeldBack(display:_:)``) per user.
     var heldBackLogs = UserRejectionLogs<MonotonicClock.Instant>()
-    /// The links whose held-back wait was announced to watchers (``linkHeldBack(display:_:)``),
-    /// and whether its journal line was logged: only those announce their resumption.
-    /// Entries of links that ended while held back are pruned as the table grows.
-    var announcedHeldBack: [LinkID: Bool] = [:]
-    /// The size of ``announcedHeldBack`` at which it is pruned next.
-    var announcedHeldBackPruneAt = 1024
+    /// The links whose held-back wait was announced to watchers (``linkHeldBack(display:_:)``):
+    /// the tick each waits for, and whether the wait's journal line was logged. Only the
+    /// end of that same wait is announced (``linkResumed(display:_:)``). An entry goes when
+    /// its wait ends or its link does, so there are never more than links.
+    var announcedHeldBack: [LinkID: (awaited: UInt64, logged: Bool)] = [:]
     /// "requests paced" lines, at most one per user per 10 s.
     var pacingLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that
@@ -251,7 +250,10 @@ package final class CompositorCore {
         usage.add(session.peer.uid, links: -removed.count)
         if !removed.isEmpty { retire(session) }
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
-        for (link, display) in removed { emit(.linkRemoved(display: display, link: link, reason: "connection closed")) }
+        for (link, display) in removed {
+            announcedHeldBack[link] = nil
+            emit(.linkRemoved(display: display, link: link, reason: "connection closed"))
+        }
         trace {
             removed.map { TraceRecord.linkRemoved(display: $0.display, at: at.seconds, link: $0.link) }
                 + decisionRecords(Array(Set(removed.map(\.display))), at: at)

@@ -106,6 +106,7 @@ import Testing
         #expect(ends.count == 1 && ends.first?.vsync == resumedTick.timestamp)
         let end = try #require(ends.first?.resumed.first)
         #expect(ends.first?.resumed.count == 1 && end.link == link && end.owner == harness.owner && end.sequence == resumedTick.sequence)
+        #expect(end.awaited == unanswered.sequence)
         #expect(end.waited == unanswered.timestamp.duration(to: resumedTick.timestamp))
         #expect(again.flatMap(\.heldBack).count == 1)
     }

@@ -65,6 +65,23 @@ struct HandoverHeldBackTests {
         }
     }
 
+    @Test("a reported wait is listed after the handover, and its end is reported with the tick it waited for")
+    func aReportedWaitEndsAfterTheHandover() throws {
+        let (compositor, unanswered, _, heldBack) = try Self.waiting(seconds: 1.5)
+        #expect(heldBack.count == 1)
+        var restored = try Self.restored(compositor)
+        let link = unanswered.link
+        // What the new daemon's control loop reads to announce the wait's end.
+        #expect(restored.reportedWaits.map(\.link) == [link] && restored.reportedWaits.map(\.awaited) == [unanswered.sequence])
+        try restored.frameDone(link: link, owner: Self.owner, sequence: unanswered.sequence)
+        let next = try #require(try restored.nextEventfulVsync(of: Self.display))
+        let report = try restored.vsync(of: Self.display, at: next)
+        let resumed = try #require(report.resumed.first)
+        #expect(report.resumed.count == 1 && resumed.link == link && resumed.awaited == unanswered.sequence)
+        #expect(resumed.sequence == report.ticks.first?.sequence && resumed.waited == unanswered.timestamp.duration(to: next))
+        #expect(restored.reportedWaits.isEmpty)
+    }
+
     @Test("a wait not yet logged is logged by the new daemon, measured from the tick, not from its start")
     func aWaitNotYetLoggedIsLoggedOnce() throws {
         let (compositor, unanswered, _, heldBack) = try Self.waiting(seconds: 0.5)

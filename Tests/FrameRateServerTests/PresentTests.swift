@@ -207,6 +207,7 @@ import Testing
         #expect(next.skipped >= 240)
         let resumed = try updates()
         #expect(resumed.count == 1 && resumed.first?.link.rawValue == link && resumed.first?.awaitingFrame == nil, "\(resumed)")
+        #expect(server.core.announcedHeldBack.isEmpty, "the announcement ends with its wait")
         // Once per wait: the ticks that follow say nothing more.
         try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(next.sequence)}"#))
         try server.runNextVsync()
@@ -224,6 +225,24 @@ import Testing
                 == "link \(link) 'scroller' on display 0 ticks again: its client answered, and tick \(next.sequence) came \(waited) ms after the tick it waited on",
             "\(line.message)"
         )
+    }
+
+    @Test("an announced wait is forgotten when its link is invalidated or its connection closes")
+    func announcedWaitsEndWithTheirLinks() throws {
+        let server = ServerHarness()
+        for closing in [false, true] {
+            let (client, link, tick) = try Self.link120(server)
+            try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+            for _ in 0..<130 { try server.runNextVsync() }
+            #expect(server.core.announcedHeldBack[LinkID(rawValue: link)] != nil, "announced after 1 s")
+            if closing {
+                client.channel.close(promise: nil)
+                server.loop.run()
+            } else {
+                _ = try client.result(.invalidate, #"{"link":\#(link)}"#)
+            }
+            #expect(server.core.announcedHeldBack.isEmpty, closing ? "connection closed" : "invalidated")
+        }
     }
 
     @Test func getStateShowsResidencyThatAddsUpAndNamesEndedLinks() throws {
