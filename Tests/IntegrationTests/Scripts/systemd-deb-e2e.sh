@@ -163,16 +163,23 @@ if refused=$(ns sh -c 'timeout 60 dpkg -i /tmp/debs/libframerate*.deb' 2>&1); th
 fi
 [[ $refused == *"breaks framerated (<< 0.10.0~)"* ]] || fail "dpkg -i of the libraries alone failed for another reason: $refused"
 [[ $(owner /usr/include/framerate.h) == framerated ]] || fail "the refused install moved framerate.h"
+upgraded_to_new() {
+    [[ $(owner /usr/include/framerate.h) == libframerate-dev ]] || fail "after $1 framerate.h belongs to '$(owner /usr/include/framerate.h)'"
+    [[ $(owner "/usr/lib/x86_64-linux-gnu/${library_package/libframerate/libframerate.so.}") == "$library_package" ]] ||
+        fail "after $1 the library belongs to another package"
+    for package in "${packages[@]}"; do
+        [[ $(ns dpkg-query -W -f='${Status} ${Version}' "$package") == "install ok installed $pkg_version" ]] ||
+            fail "after $1 $package is $(ns dpkg-query -W -f='${Status} ${Version}' "$package")"
+    done
+    purged=$(ns timeout 60 dpkg -P "${packages[@]}" 2>&1) || fail "dpkg -P after $1: $purged"
+}
 # With the new framerated, libraries first: dpkg deconfigures 0.9.0 while the libraries
-# take its files over (Replaces), then upgrades it (what apt does, in its own order).
+# take its files over (Replaces), then upgrades it.
 upgraded=$(ns sh -c 'timeout 120 dpkg -i --auto-deconfigure /tmp/debs/libframerate*.deb /tmp/debs/framerated_*.deb' 2>&1) ||
     fail "dpkg -i over framerated 0.9.0, libraries first: $upgraded"
-[[ $(owner /usr/include/framerate.h) == libframerate-dev ]] || fail "after the upgrade framerate.h belongs to '$(owner /usr/include/framerate.h)'"
-[[ $(owner "/usr/lib/x86_64-linux-gnu/${library_package/libframerate/libframerate.so.}") == "$library_package" ]] ||
-    fail "after the upgrade the library belongs to another package"
-for package in "${packages[@]}"; do
-    [[ $(ns dpkg-query -W -f='${Status} ${Version}' "$package") == "install ok installed $pkg_version" ]] ||
-        fail "after the upgrade $package is $(ns dpkg-query -W -f='${Status} ${Version}' "$package")"
-done
-purged=$(ns timeout 60 dpkg -P "${packages[@]}" 2>&1) || fail "dpkg -P after the upgrade: $purged"
-step "upgrade from 0.9.0 (the C library inside framerated): the libraries alone are refused (Breaks); with framerated, libraries first, they take its files over (Replaces)"
+upgraded_to_new "the upgrade with the libraries first"
+# As docs/operations.md says to upgrade: all three at once, in the shell's order (framerated first).
+installed=$(ns timeout 60 dpkg -i /tmp/old/framerated_0.9.0_amd64.deb 2>&1) || fail "dpkg -i of the 0.9.0 stand-in again: $installed"
+upgraded=$(ns sh -c 'timeout 120 dpkg -i /tmp/debs/*.deb' 2>&1) || fail "dpkg -i /tmp/debs/*.deb over framerated 0.9.0: $upgraded"
+upgraded_to_new "dpkg -i *.deb"
+step "upgrade from 0.9.0 (the C library inside framerated): the libraries alone are refused (Breaks); dpkg -i *.deb, and the libraries first with --auto-deconfigure, give the new packages the files (Replaces)"
