@@ -63,3 +63,49 @@ def test_blocking_present_and_a_dropped_frame(daemon):
         assert [frame.dropped for frame in frames] == [True, False]
         assert frames[0].presented_time == 0 and frames[0].hitch == 0
         assert frames[1].presented_time >= time.monotonic() - 5
+
+
+def test_state_names_the_tick_a_link_waits_for(daemon):
+    """A link that answered a tick and then leaves its latest one unanswered gets no
+    ticks: the state's ``awaiting_frame`` names that tick, with its timestamp and the
+    intervals lost; answering it ends that wait (the link ticks again, and any new wait
+    is for a later tick)."""
+
+    async def main():
+        async with framerate.connect(daemon.socket_path) as conn:
+            link = await conn.register(60, 60, 60, label="py-waits")
+            await link.frame_done((await link.__anext__()).sequence)
+
+            async def awaiting():
+                state = await conn.state()
+                return next(info for info in state.links() if info.link == link.daemon_id).awaiting_frame
+
+            # GetState's encoding is reused for up to 100 ms: poll, up to a deadline.
+            deadline = time.monotonic() + 10
+            frame = await awaiting()
+            while frame is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+                frame = await awaiting()
+            assert isinstance(frame, framerate.AwaitingFrame), "no awaitingFrame within 10 s"
+            assert frame.skipped >= 1
+            # Every tick received so far: the awaited one is the latest (no reconnect, so
+            # the link's numbering is the daemon's).
+            received = []
+            while True:
+                try:
+                    received.append(await asyncio.wait_for(link.__anext__(), 0.1))
+                except asyncio.TimeoutError:
+                    break
+            # At least one: FrameDone for the first tick made the daemon tick again.
+            assert received, "no tick after the answered one"
+            assert received[-1].sequence == frame.sequence
+            assert math.isclose(received[-1].timestamp, frame.since, abs_tol=2e-9)
+            await link.frame_done(frame.sequence)
+            deadline = time.monotonic() + 10
+            after = await awaiting()
+            while after is not None and after.sequence == frame.sequence and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+                after = await awaiting()
+            assert after is None or after.sequence > frame.sequence, f"still waiting for tick {frame.sequence}"
+
+    run(main())

@@ -61,7 +61,7 @@ from .errors import (
     UntrustedDaemon,
 )
 from .reconnect import ReconnectPolicy
-from .state import Caps, CompositorState, Display, FrameRateRange, LinkInfo
+from .state import AwaitingFrame, Caps, CompositorState, Display, FrameRateRange, LinkInfo
 from .types import SYSTEM_SOCKET_PATH, Event, FrameTimeline, LinkStatus, Presented, SocketChoice, Tick, find_socket, socket_path
 
 __version__ = "0.2.0"
@@ -82,6 +82,7 @@ __all__ = [
     "CompositorState",
     "Display",
     "LinkInfo",
+    "AwaitingFrame",
     "Caps",
     "FrameRateRange",
     "ReconnectPolicy",

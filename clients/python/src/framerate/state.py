@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
-__all__ = ["Caps", "FrameRateRange", "LinkInfo", "Display", "CompositorState"]
+__all__ = ["Caps", "FrameRateRange", "AwaitingFrame", "LinkInfo", "Display", "CompositorState"]
 
 
 def _float(value: Any, default: float = 0.0) -> float:
@@ -83,6 +83,31 @@ class FrameRateRange:
 
 
 @dataclass(frozen=True)
+class AwaitingFrame:
+    """The tick whose frame the daemon waits for before it ticks a link again (the
+    LINK object's ``awaitingFrame``): a link that answers its ticks (``frame_done`` or
+    ``present``) gets no tick while its latest one is unanswered.
+
+    Attributes:
+        sequence: the unanswered tick, in the daemon's numbering.
+        since: that tick's timestamp, seconds on ``CLOCK_MONOTONIC``.
+        skipped: the link's intervals that passed without a tick meanwhile (at least 1).
+    """
+
+    sequence: int
+    since: float
+    skipped: int
+
+    @classmethod
+    def from_json(cls, value: Any) -> Optional["AwaitingFrame"]:
+        """The value of an ``awaitingFrame`` field, or ``None`` for ``null`` (or anything
+        that is not an object)."""
+        if not isinstance(value, Mapping):
+            return None
+        return cls(sequence=_int(value.get("sequence")), since=_float(value.get("since")), skipped=_int(value.get("skipped")))
+
+
+@dataclass(frozen=True)
 class LinkInfo(_RawAccess):
     """A link as GetState lists it (the LINK object); any connection's, ids the daemon's.
 
@@ -99,6 +124,8 @@ class LinkInfo(_RawAccess):
         limited_by: what limits it (``"entitlement"``, ``"cap"``…), or ``None``.
         wanted, got: the rate it wanted and got when limited, Hz, or ``None``.
         timelines, preferred_frame_latency: its frame-timing settings (1 and 1 from older daemons).
+        awaiting_frame: the tick it gets no ticks until its client answers, once an
+            interval has passed without a tick for it (:class:`AwaitingFrame`), else ``None``.
     """
 
     link: int
@@ -117,6 +144,7 @@ class LinkInfo(_RawAccess):
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     timelines: int = 1
     preferred_frame_latency: int = 1
+    awaiting_frame: Optional[AwaitingFrame] = None
 
     @classmethod
     def from_json(cls, value: Any) -> "LinkInfo":
@@ -129,6 +157,7 @@ class LinkInfo(_RawAccess):
             since=_optional_float(obj.get("since")), limited_by=_optional_str(obj.get("limitedBy")),
             wanted=_optional_float(obj.get("wanted")), got=_optional_float(obj.get("got")), raw=dict(obj),
             timelines=_int(obj.get("timelines", 1)), preferred_frame_latency=_int(obj.get("preferredFrameLatency", 1)),
+            awaiting_frame=AwaitingFrame.from_json(obj.get("awaitingFrame")),
         )
 
 
