@@ -1,10 +1,10 @@
-import FrameRateModel
 import FrameRatePosix
 import FrameRateProtocol
 import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import FrameRateModel
 @testable import FrameRateServer
 
 /// `Present` and `Presented` through the daemon on a stepped clock: the tick plane sends
@@ -243,6 +243,36 @@ import Testing
             }
             #expect(server.core.announcedHeldBack.isEmpty, closing ? "connection closed" : "invalidated")
         }
+    }
+
+    @Test("a wait ended by a pause leaves its announcement, which never announces the end of a later wait")
+    func aStaleAnnouncementAnnouncesNothing() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        let watcher = try server.connect(Peers.user)
+        _ = try watcher.result(.watch)
+        let (client, link, tick) = try Self.link120(server)
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        for _ in 0..<130 { try server.runNextVsync() }
+        let announced = try #require(server.core.announcedHeldBack[LinkID(rawValue: link)])
+        // Paused, then resumed: the pacer forgets the wait without a resumption.
+        _ = try client.result(.update, #"{"link":\#(link),"paused":true}"#)
+        _ = try client.result(.update, #"{"link":\#(link),"paused":false}"#)
+        #expect(server.core.announcedHeldBack[LinkID(rawValue: link)]?.awaited == announced.awaited)
+        _ = try watcher.lines()
+        let lines = log.entries.count
+        // The end of a later wait (another tick) reaching the control loop before its start
+        // (the hops of a real daemon can be that close): nothing is announced, and the
+        // stale entry is gone.
+        let later = ResumedLink(
+            link: LinkID(rawValue: link), owner: try #require(server.compositor.snapshot(of: LinkID(rawValue: link))?.owner),
+            awaited: announced.awaited + 50, sequence: announced.awaited + 60, waited: .seconds(1)
+        )
+        server.core.linkResumed(display: DisplayID(rawValue: 0), later)
+        server.loop.run()
+        #expect(try watcher.lines().isEmpty)
+        #expect(log.entries.count == lines && !log.entries.contains { $0.metadata["event"] == "link-resumed" })
+        #expect(server.core.announcedHeldBack[LinkID(rawValue: link)] == nil)
     }
 
     @Test func getStateShowsResidencyThatAddsUpAndNamesEndedLinks() throws {
