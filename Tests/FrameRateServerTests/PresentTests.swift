@@ -25,6 +25,14 @@ import Testing
         throw TestFailure("the link never ticked at 120 Hz")
     }
 
+    /// ``link120(_:)`` whose client then answers that tick with `FrameDone`: from then on
+    /// the daemon waits for each tick's frame before the link's next interval.
+    static func answering120(_ server: ServerHarness) throws -> (TestClient, UInt64) {
+        let (client, link, tick) = try link120(server)
+        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        return (client, link)
+    }
+
     static func presented(_ lines: [String]) throws -> [PresentedNotification] {
         try lines.filter { $0.hasPrefix(presentedPrefix) }.map { try PresentedNotification(json: notificationParams($0, .presented)) }
     }
@@ -143,8 +151,7 @@ import Testing
     @Test("GetState names the tick whose frame a link is held back for, once an interval passed without a tick")
     func getStateShowsTheAwaitedFrame() throws {
         let server = ServerHarness()
-        let (client, link, tick) = try Self.link120(server)
-        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        let (client, _) = try Self.answering120(server)
         try server.runNextVsync()
         let unanswered = try #require(try Self.ticks(client.lines()).last)
         for _ in 0..<3 { try server.runNextVsync() }
@@ -159,8 +166,7 @@ import Testing
     func aLinkHeldBackForASecondIsLogged() throws {
         let log = RecordingLogHandler()
         let server = ServerHarness(logHandler: log)
-        let (client, link, tick) = try Self.link120(server)
-        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        let (client, link) = try Self.answering120(server)
         try server.runNextVsync()
         let unanswered = try #require(try Self.ticks(client.lines()).last)
         for _ in 0..<240 { try server.runNextVsync() }
@@ -178,8 +184,7 @@ import Testing
         let server = ServerHarness(logHandler: log)
         let watcher = try server.connect(Peers.user)
         _ = try watcher.result(.watch)
-        let (client, link, tick) = try Self.link120(server)
-        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        let (client, link) = try Self.answering120(server)
         try server.runNextVsync()
         let unanswered = try #require(try Self.ticks(client.lines()).last)
         _ = try watcher.lines()
@@ -231,8 +236,7 @@ import Testing
     func announcedWaitsEndWithTheirLinks() throws {
         let server = ServerHarness()
         for closing in [false, true] {
-            let (client, link, tick) = try Self.link120(server)
-            try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+            let (client, link) = try Self.answering120(server)
             for _ in 0..<130 { try server.runNextVsync() }
             #expect(server.core.announcedHeldBack[LinkID(rawValue: link)] != nil, "announced after 1 s")
             if closing {
@@ -251,8 +255,7 @@ import Testing
         let server = ServerHarness(logHandler: log)
         let watcher = try server.connect(Peers.user)
         _ = try watcher.result(.watch)
-        let (client, link, tick) = try Self.link120(server)
-        try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        let (client, link) = try Self.answering120(server)
         for _ in 0..<130 { try server.runNextVsync() }
         let announced = try #require(server.core.announcedHeldBack[LinkID(rawValue: link)])
         // Paused, then resumed: the pacer forgets the wait without a resumption.
