@@ -289,6 +289,9 @@ public struct Arbiter: Sendable {
     /// Where the ladder reads group `group`'s cadence at the candidate at `position`.
     private protocol Scores {
         func cell(_ group: Int, _ position: Int) -> CadenceTable.Cell
+        /// Whether some callback rate of the candidate lies inside the group's range:
+        /// `cell(group, position).isInside`, which may cost less than the whole cell.
+        func isInside(_ group: Int, _ position: Int) -> Bool
     }
 
     /// Cadences from a ``CadenceTable``'s cells: group `g` at candidate position `p` is
@@ -299,6 +302,7 @@ public struct Arbiter: Sendable {
         let columns: [Int]
 
         @inline(__always) func cell(_ group: Int, _ position: Int) -> CadenceTable.Cell { cells[bases[group] + columns[position]] }
+        @inline(__always) func isInside(_ group: Int, _ position: Int) -> Bool { cell(group, position).isInside }
     }
 
     /// Cadences computed when read, as ``CadenceTable`` computes its cells.
@@ -308,6 +312,11 @@ public struct Arbiter: Sendable {
 
         @inline(__always) func cell(_ group: Int, _ position: Int) -> CadenceTable.Cell {
             CadenceTable.Cell(CallbackCadence(range: ranges[group], refresh: candidates[position]))
+        }
+        /// Only the divisors' bounds, as ``CallbackCadence`` decides `isInsideRange`: a
+        /// third of a whole cadence's divisions.
+        @inline(__always) func isInside(_ group: Int, _ position: Int) -> Bool {
+            FrameRateMath.divisors(of: candidates[position], inside: ranges[group]) != nil
         }
     }
 
@@ -336,54 +345,53 @@ public struct Arbiter: Sendable {
             return (candidate, .exact, holders)
         }
 
-        // Steps 3 to 5 in one pass: score every candidate by the links inside their range
-        // and the total distance, and note whether it serves every group preferring 30 or
-        // 60 Hz exactly. Step 3 (30 Hz and 60 Hz have priority) takes the best candidate that
-        // keeps every link inside and serves those exactly; else the most links inside their
-        // range first, then the smallest total distance, then the lower rate.
+        // Steps 3 to 5: score every candidate by the links inside their range and the total
+        // distance, and note whether it serves every group preferring 30 or 60 Hz exactly.
+        // Step 3 (30 Hz and 60 Hz have priority) takes the best candidate that keeps every
+        // link inside and serves those exactly; else the most links inside their range
+        // first, then the smallest total distance, then the lower rate. Both choices are
+        // made among the candidates that keep the most links inside, so the distances,
+        // the dearest part of a cadence, are summed for those alone.
         let prioritized = ranges.indices.filter { index in
             ranges[index].hasPreferredRate
                 && (FrameRateMath.equal(ranges[index].preferred, 30) || FrameRateMath.equal(ranges[index].preferred, 60))
         }
         let total = counts.reduce(0, +)
-        var best: (position: Int, served: Int, distance: Double)?
+        var served = Array(repeating: 0, count: candidates.count)
+        for position in candidates.indices {
+            for index in ranges.indices where scores.isInside(index, position) { served[position] += counts[index] }
+        }
+        let mostServed = served.max() ?? 0
+        var best: (position: Int, distance: Double)?
         var bestPrioritized: (rate: Double, distance: Double)?
-        for (position, candidate) in candidates.enumerated() {
-            var served = 0
+        for (position, candidate) in candidates.enumerated() where served[position] == mostServed {
             var distance = 0.0
             var prioritizedExact = !prioritized.isEmpty
             var next = 0  // the position in `prioritized` of the next group that prefers 30 or 60 Hz
             for index in ranges.indices {
                 let cell = scores.cell(index, position)
-                if cell.isInside { served += counts[index] }
                 distance += cell.distance * Double(counts[index])
                 if next < prioritized.count && prioritized[next] == index {
                     next += 1
                     if !cell.isExact { prioritizedExact = false }
                 }
             }
-            if prioritizedExact && served == total
+            if prioritizedExact && mostServed == total
                 && (bestPrioritized.map { distance < $0.distance && !FrameRateMath.equal(distance, $0.distance) } ?? true)
             {
                 bestPrioritized = (candidate, distance)
             }
-            if let current = best {
-                let better =
-                    served > current.served
-                    || (served == current.served && distance < current.distance
-                        && !FrameRateMath.equal(distance, current.distance))
-                if !better { continue }
-            }
-            best = (position, served, distance)
+            if let current = best, !(distance < current.distance && !FrameRateMath.equal(distance, current.distance)) { continue }
+            best = (position, distance)
         }
         if let bestPrioritized { return (bestPrioritized.rate, .priority, prioritized) }
-        let chosen = best!
-        if chosen.served == total {
+        let chosen = best!  // some candidate keeps `mostServed` links inside
+        if mostServed == total {
             // Every group is inside its range: the preferences of the groups that have one set the rate.
             return (candidates[chosen.position], .preferred, ranges.indices.filter { ranges[$0].hasPreferredRate })
         }
         // The groups inside their range at the chosen rate are the ones it serves.
-        return (candidates[chosen.position], .mostServed, ranges.indices.filter { scores.cell($0, chosen.position).isInside })
+        return (candidates[chosen.position], .mostServed, ranges.indices.filter { scores.isInside($0, chosen.position) })
     }
 }
 

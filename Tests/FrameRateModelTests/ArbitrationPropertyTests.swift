@@ -146,15 +146,21 @@ struct ArbitrationPropertyTests {
         return false
     }
 
+    /// The rates the ladder may choose, lowest first: the supported rates at or below the
+    /// cap, and above 60 Hz only when an entitled link asks for them (arbitration.md, step 1).
+    static func candidates(_ scenario: Scenario) -> [Double] {
+        let cap = scenario.caps.effectiveCap(configuredMaximum: scenario.configuredMaximum)?.rate ?? .infinity
+        let unlocked = !scenario.profile.requiresEntitlementAbove60Hz
+            || scenario.votes.contains { $0.hasHighFrameRateEntitlement && ($0.range.preferred > 0 || $0.range.minimum > 60) }
+        return scenario.profile.supportedRates.sorted().filter { $0 <= cap && (unlocked || $0 <= 60) }
+    }
+
     @Test("when a candidate serves every link exactly, the lowest such wins", arguments: seeds)
     func lowestExactWins(seed: UInt64) {
         let scenario = Self.scenario(seed: seed)
         guard !scenario.votes.isEmpty else { return }
         let arbiter = Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
-        let cap = scenario.caps.effectiveCap(configuredMaximum: scenario.configuredMaximum)?.rate ?? .infinity
-        let unlocked = !scenario.profile.requiresEntitlementAbove60Hz
-            || scenario.votes.contains { $0.hasHighFrameRateEntitlement && ($0.range.preferred > 0 || $0.range.minimum > 60) }
-        let candidates = scenario.profile.supportedRates.sorted().filter { $0 <= cap && (unlocked || $0 <= 60) }
+        let candidates = Self.candidates(scenario)
         let exact = candidates.first { candidate in
             scenario.votes.allSatisfy { vote in
                 Self.servesExactly(candidate, arbiter.effectiveRange(of: vote.range, hasEntitlement: vote.hasHighFrameRateEntitlement, caps: scenario.caps))
@@ -171,6 +177,63 @@ struct ArbitrationPropertyTests {
         if decision.rule == .cap {
             #expect(decision.deciders.isEmpty)
             #expect(decision.cap != nil)
+        }
+    }
+
+    /// A scenario with 40 votes: enough that several candidates keep the same number of
+    /// links inside their ranges and the distances decide between them.
+    static func crowded(seed: UInt64) -> Scenario {
+        var scenario = scenario(seed: seed)
+        var rng = SeededGenerator(seed: seed &+ 0x5EED)
+        scenario.votes = (0..<40).map { index in
+            LinkVote(
+                link: LinkID(rawValue: UInt64(index + 1)), range: randomRange(&rng, profile: scenario.profile),
+                hasHighFrameRateEntitlement: Bool.random(using: &rng)
+            )
+        }
+        return scenario
+    }
+
+    @Test(
+        "without an exact candidate, the rate keeps the most links inside, then the smallest distance, then is the lowest",
+        arguments: seeds
+    )
+    func mostInsideThenClosest(seed: UInt64) {
+        for scenario in [Self.scenario(seed: seed), Self.crowded(seed: seed)] {
+            let arbiter = Arbiter(profile: scenario.profile, configuredMaximum: scenario.configuredMaximum)
+            let decision = arbiter.decide(votes: scenario.votes, caps: scenario.caps)
+            guard [.priority, .preferred, .mostServed].contains(decision.rule) else { continue }
+            // Each vote's cadence at each candidate, from the public pieces alone.
+            let candidates = Self.candidates(scenario)
+            let ranges = scenario.votes.map {
+                arbiter.effectiveRange(of: $0.range, hasEntitlement: $0.hasHighFrameRateEntitlement, caps: scenario.caps)
+            }
+            let cadences = candidates.map { candidate in ranges.map { CallbackCadence(range: $0, refresh: candidate) } }
+            let served = cadences.map { $0.filter(\.isInsideRange).count }
+            let distances = cadences.map { $0.reduce(0) { $0 + $1.distance } }
+            let mostServed = served.max() ?? 0
+            guard let chosen = candidates.firstIndex(of: decision.refreshRate) else {
+                Issue.record("seed \(seed): \(decision.refreshRate) Hz is not a candidate of \(candidates)")
+                continue
+            }
+            #expect(served[chosen] == mostServed, "seed \(seed): \(decision.rule) chose \(decision.refreshRate) Hz")
+            #expect((decision.rule == .mostServed) == (mostServed < scenario.votes.count), "seed \(seed)")
+            let rivals = candidates.indices.filter { served[$0] == mostServed }
+            if decision.rule == .priority {
+                // Every link inside, and every link preferring 30 or 60 Hz served exactly.
+                let prioritized = ranges.indices.filter {
+                    ranges[$0].hasPreferredRate && (FrameRateMath.equal(ranges[$0].preferred, 30) || FrameRateMath.equal(ranges[$0].preferred, 60))
+                }
+                #expect(!prioritized.isEmpty && prioritized.allSatisfy { cadences[chosen][$0].isExact }, "seed \(seed)")
+            } else {
+                // The smallest total distance among the rates that keep the most links
+                // inside; of rates as close, the lowest.
+                let closest = rivals.map { distances[$0] }.min()!
+                #expect(distances[chosen] <= closest + 1e-6 * Swift.max(closest, 1), "seed \(seed): \(distances) at \(candidates)")
+                for lower in rivals where lower < chosen {
+                    #expect(!FrameRateMath.equal(distances[lower], distances[chosen]), "seed \(seed): \(candidates[lower]) Hz was as close")
+                }
+            }
         }
     }
 
