@@ -218,7 +218,6 @@ struct ArbitrationPropertyTests {
             }
             #expect(served[chosen] == mostServed, "seed \(seed): \(decision.rule) chose \(decision.refreshRate) Hz")
             #expect((decision.rule == .mostServed) == (mostServed < scenario.votes.count), "seed \(seed)")
-            let rivals = candidates.indices.filter { served[$0] == mostServed }
             if decision.rule == .priority {
                 // Every link inside, and every link preferring 30 or 60 Hz served exactly.
                 let prioritized = ranges.indices.filter {
@@ -228,6 +227,7 @@ struct ArbitrationPropertyTests {
             } else {
                 // The smallest total distance among the rates that keep the most links
                 // inside; of rates as close, the lowest.
+                let rivals = candidates.indices.filter { served[$0] == mostServed }
                 let closest = rivals.map { distances[$0] }.min()!
                 #expect(distances[chosen] <= closest + 1e-6 * Swift.max(closest, 1), "seed \(seed): \(distances) at \(candidates)")
                 for lower in rivals where lower < chosen {
