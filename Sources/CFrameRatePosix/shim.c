@@ -87,6 +87,11 @@ uint64_t cframerated_counter_drain(int fd) {
     }
 }
 
+long cframerated_send_nonblocking(int fd, const void *bytes, size_t count) {
+    long sent = syscall(SYS_sendto, fd, bytes, count, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+    return sent < 0 ? -(long)errno : sent;
+}
+
 int cframerated_accept(int listener) { return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }
 
 int cframerated_gettid(void) { return (int)syscall(SYS_gettid); }

@@ -32,18 +32,14 @@ public enum SystemCall {
         }
     }
 
-    /// Sends `bytes` on `descriptor` without blocking and without `SIGPIPE`.
+    /// Sends `bytes` on `descriptor` without blocking and without `SIGPIPE`, as a bare
+    /// system call (not glibc's `send`, a cancellation point: see `cframerated_send_nonblocking`).
     public static func send(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> SendOutcome {
         guard bytes.count > 0 else { return .complete }
         while true {
-            let sent = Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-            if sent == bytes.count { return .complete }
-            if sent >= 0 { return .partial(sent) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .partial(0)
-            case let error: return .failed(errno: error)
-            }
+            let result = cframerated_send_nonblocking(descriptor, bytes.baseAddress, bytes.count)
+            if result == -Int(EINTR) { continue }
+            return SendOutcome(result: result, requested: bytes.count)
         }
     }
 

@@ -48,6 +48,12 @@ int cframerated_eventfd_signal(int fd);
 /// Reads and clears a timerfd's or eventfd's counter; the value, or 0 if none was pending.
 uint64_t cframerated_counter_drain(int fd);
 
+/// send(fd, bytes, count, MSG_DONTWAIT | MSG_NOSIGNAL) as the bare system call: the byte
+/// count, or a negative errno. glibc's send() is a thread-cancellation point, which in a
+/// multi-threaded process brackets every call with two more function calls; framerated
+/// never cancels a thread, and the tick plane makes thousands of these calls per vsync.
+long cframerated_send_nonblocking(int fd, const void *bytes, size_t count);
+
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: no window in which the descriptor lacks either.
 int cframerated_accept(int listener);
 
