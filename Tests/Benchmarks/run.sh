@@ -3,8 +3,9 @@
 #
 # For each N (links, one per connection, 120 Hz) it waits for a quiet machine, then runs
 # in turn the C fan-out floor (limit-fanout.sh), the D-Bus peer (peer-dbus.sh, for
-# N <= 1000: beyond that dbus-daemon queues for seconds) and `framebench --spawn-daemon`,
-# all with the same N, window and reader-process count; it repeats that REPEAT times and
+# N <= 1000: beyond that dbus-daemon queues for seconds) and `framebench --spawn-daemon`
+# (framebench first in even rounds), all with the same N, window and reader-process
+# count; it repeats that REPEAT times and
 # prints the medians as a markdown table, with the generator's CPU per received tick beside
 # the floor's C readers' (the generator must not be what is measured). Then links-per-connection rows and the
 # control-plane benchmarks, and the virtual clock's 10-minute scenario (virtual_clock.py). Raw outputs go to .build/bench/<time>/.
@@ -44,22 +45,37 @@ echo "# raw outputs: $out" >&2
 
 quiet() { "$BENCH_DIR/quiet-wait.sh" 60 15 | tee -a "$out/quiet.log" >&2; }
 
+# One instrument's run at N links, round r.
+run_floor() {
+  echo "run $r N=$n: floor" >&2
+  "$BENCH_DIR/limit-fanout.sh" "$n" "$DURATION" -P "$PROCESSES" >"$out/floor-$n-$r.txt" 2>&1 || true
+}
+run_dbus() {
+  ((n <= 1000)) || return 0
+  echo "run $r N=$n: dbus" >&2
+  "$BENCH_DIR/peer-dbus.sh" "$n" "$DURATION" dbus-daemon -P "$PROCESSES" >"$out/dbus-$n-$r.txt" 2>&1 || true
+}
+run_framebench() {
+  echo "run $r N=$n: framebench" >&2
+  timeout 300 "$fb" load --spawn-daemon --links "$n" --duration "$DURATION" --processes "$PROCESSES" \
+    --probe-interval 0.05 --json >"$out/framebench-$n-$r.json" 2>"$out/framebench-$n-$r.err" || true
+  if [[ -n ${BASELINE:-} && " ${BASELINE_NS:-100 1000} " == *" $n "* ]]; then
+    echo "run $r N=$n: framebench against the baseline $BASELINE" >&2
+    timeout 300 "$fb" load --spawn-daemon --framerated "$BASELINE" --links "$n" --duration "$DURATION" \
+      --processes "$PROCESSES" --probe-interval 0.05 --json >"$out/baseline-$n-$r.json" 2>"$out/baseline-$n-$r.err" || true
+  fi
+}
+
+# Odd rounds run the floor first, even rounds framebench first: a machine that drifts
+# (the floor's own cost per tick varied by 70 % within one day on a shared VM) then
+# favours neither side of a ratio over the rounds.
 for ((r = 1; r <= REPEAT; r++)); do
   for n in $NS; do
     quiet
-    echo "run $r N=$n: floor" >&2
-    "$BENCH_DIR/limit-fanout.sh" "$n" "$DURATION" -P "$PROCESSES" >"$out/floor-$n-$r.txt" 2>&1 || true
-    if ((n <= 1000)); then
-      echo "run $r N=$n: dbus" >&2
-      "$BENCH_DIR/peer-dbus.sh" "$n" "$DURATION" dbus-daemon -P "$PROCESSES" >"$out/dbus-$n-$r.txt" 2>&1 || true
-    fi
-    echo "run $r N=$n: framebench" >&2
-    timeout 300 "$fb" load --spawn-daemon --links "$n" --duration "$DURATION" --processes "$PROCESSES" \
-      --probe-interval 0.05 --json >"$out/framebench-$n-$r.json" 2>"$out/framebench-$n-$r.err" || true
-    if [[ -n ${BASELINE:-} && " ${BASELINE_NS:-100 1000} " == *" $n "* ]]; then
-      echo "run $r N=$n: framebench against the baseline $BASELINE" >&2
-      timeout 300 "$fb" load --spawn-daemon --framerated "$BASELINE" --links "$n" --duration "$DURATION" \
-        --processes "$PROCESSES" --probe-interval 0.05 --json >"$out/baseline-$n-$r.json" 2>"$out/baseline-$n-$r.err" || true
+    if ((r % 2 == 1)); then
+      run_floor; run_dbus; run_framebench
+    else
+      run_framebench; run_floor; run_dbus
     fi
   done
 done
