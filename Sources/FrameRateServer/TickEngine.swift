@@ -279,8 +279,9 @@ package final class TickEngine: Sendable {
         var timings: [FrameTimingKey?] = []
         let base = shards.first?.fields.count ?? 0
         var last = -1
-        // Filled in place, then handed to the shards whole: an `append` per tick to a
-        // shard's array nested in `shards` checked two arrays' uniqueness per tick.
+        // Filled in place, then handed whole to a single shard: an `append` per tick to a
+        // shard's array nested in `shards` checked two arrays' uniqueness per tick. With
+        // several fan-out threads the deal-out below still appends per delivery.
         let deliveries = [Delivery](unsafeUninitializedCapacity: report.ticks.count) { buffer, filled in
             for (tick, writer) in zip(report.ticks, writers) {
                 guard let writer else { continue }
