@@ -278,50 +278,40 @@ package final class TickEngine: Sendable {
         var boosted: [Bool] = []
         var timings: [FrameTimingKey?] = []
         let base = shards.first?.fields.count ?? 0
-        var last = -1
-        // Filled in place, then handed whole to a single shard: an `append` per tick to a
-        // shard's array nested in `shards` checked two arrays' uniqueness per tick. With
-        // several fan-out threads the deal-out below still appends per delivery.
-        let deliveries = [Delivery](unsafeUninitializedCapacity: report.ticks.count) { buffer, filled in
-            for (tick, writer) in zip(report.ticks, writers) {
-                guard let writer else { continue }
-                let timing = FrameTimingKey(tick)
-                if last < 0 || targets[last] != tick.targetTimestamp || boosted[last] != tick.boosted || timings[last] != timing {
-                    if let found = targets.indices.first(where: {
-                        targets[$0] == tick.targetTimestamp && boosted[$0] == tick.boosted && timings[$0] == timing
-                    }) {
-                        last = found
-                    } else {
-                        let fields = TickLineEncoder.sharedFields(
-                            timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
-                            duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
-                            callbackRate: tick.callbackRate, boosted: tick.boosted,
-                            targetPresentationTimestamp: timing == nil ? nil : tick.targetPresentationTimestamp.nanoseconds,
-                            timelines: timing == nil ? [] : encodedTimelines(of: tick, sentAt: sentAt), allocator: allocator
-                        )
-                        for index in shards.indices { shards[index].fields.append(fields) }
-                        targets.append(tick.targetTimestamp)
-                        boosted.append(tick.boosted)
-                        timings.append(timing)
-                        last = targets.count - 1
-                    }
-                }
-                (buffer.baseAddress! + filled).initialize(
-                    to: Delivery(
-                        link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer, owner: tick.owner,
-                        fields: UInt32(truncatingIfNeeded: base + last)
-                    ))
-                filled += 1
-            }
-        }
-        if shards.count == 1 {
-            if shards[0].deliveries.isEmpty { shards[0].deliveries = deliveries } else { shards[0].deliveries += deliveries }
-            return
-        }
         for index in shards.indices {
-            shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + deliveries.count / shards.count + 1)
+            shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + report.ticks.count / shards.count + 1)
         }
-        for delivery in deliveries { shards[shard(of: delivery.owner, among: shards.count)].deliveries.append(delivery) }
+        var last = -1
+        for (tick, writer) in zip(report.ticks, writers) {
+            guard let writer else { continue }
+            let timing = FrameTimingKey(tick)
+            if last < 0 || targets[last] != tick.targetTimestamp || boosted[last] != tick.boosted || timings[last] != timing {
+                if let found = targets.indices.first(where: {
+                    targets[$0] == tick.targetTimestamp && boosted[$0] == tick.boosted && timings[$0] == timing
+                }) {
+                    last = found
+                } else {
+                    let fields = TickLineEncoder.sharedFields(
+                        timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
+                        duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
+                        callbackRate: tick.callbackRate, boosted: tick.boosted,
+                        targetPresentationTimestamp: timing == nil ? nil : tick.targetPresentationTimestamp.nanoseconds,
+                        timelines: timing == nil ? [] : encodedTimelines(of: tick, sentAt: sentAt), allocator: allocator
+                    )
+                    for index in shards.indices { shards[index].fields.append(fields) }
+                    targets.append(tick.targetTimestamp)
+                    boosted.append(tick.boosted)
+                    timings.append(timing)
+                    last = targets.count - 1
+                }
+            }
+            shards[shard(of: tick.owner, among: shards.count)].deliveries.append(
+                Delivery(
+                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer, owner: tick.owner,
+                    fields: UInt32(truncatingIfNeeded: base + last)
+                )
+            )
+        }
     }
 
 }
