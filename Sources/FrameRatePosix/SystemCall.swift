@@ -18,7 +18,7 @@ public enum SystemCall {
         case failed(errno: Int32)
 
         /// The outcome of a send that returned `result` (a byte count, or a negative errno as
-        /// io_uring reports it) for `requested` bytes.
+        /// io_uring and `cframerated_send_nonblocking` report it) for `requested` bytes.
         public init(result: Int, requested: Int) {
             if result >= requested {
                 self = .complete
