@@ -24,10 +24,11 @@ public enum SystemCall {
                 self = .complete
             } else if result >= 0 {
                 self = .partial(result)
-            } else if -result == Int(EAGAIN) || -result == Int(EWOULDBLOCK) {
+            } else if result == -Int(EAGAIN) || result == -Int(EWOULDBLOCK) {
                 self = .partial(0)
             } else {
-                self = .failed(errno: Int32(clamping: -result))
+                // `magnitude`, not negation: `-Int.min` would trap.
+                self = .failed(errno: Int32(clamping: result.magnitude))
             }
         }
     }
