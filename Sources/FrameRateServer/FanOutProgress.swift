@@ -30,6 +30,9 @@ package final class FanOutProgress: Sendable {
         self.helpers = (0..<max(0, helpers)).map { _ in Helper() }
     }
 
+    /// Whether every thread has sent every batch the leader has handed over.
+    package var allSent: Bool { sentThrough == leaderSent.load(ordering: .acquiring) }
+
     /// Every batch numbered up to the result has been sent by every thread.
     var sentThrough: UInt64 {
         // Acquiring: every hand-over to a helper of a batch up to it is visible below.

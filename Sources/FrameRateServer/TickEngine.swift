@@ -139,11 +139,8 @@ package final class TickEngine: Sendable {
     /// - Parameter prioritized: called once with whether the threads' priority could be raised.
     func run(now: @Sendable () -> MonotonicClock.Instant, prioritized: (Bool) -> Void = { _ in }) {
         prioritized(OSThread.raiseCurrentThreadPriority(nice: Self.fanOutNice))
-        let threads = Self.startThreads(of: helpers, spawn: OSThread.spawn)
-        defer {
-            for helper in helpers { helper.stop() }
-            for thread in threads { thread.join() }
-        }
+        let helperThreads = startHelperThreads()
+        defer { helperThreads.stopAndJoin() }
         var finished: MonotonicClock.Instant?
         while !stopping.load(ordering: .acquiring) {
             turn(now: now, finished: &finished) { shared.waiter.wait(until: $0?.nanoseconds) }
@@ -168,6 +165,24 @@ package final class TickEngine: Sendable {
         let deadline = step(at: now(), previousStepFinished: finished)
         finished = now()
         if shared.flushWritable(wait(deadline)) { finished = now() }
+    }
+
+    /// The helpers' running threads, as ``startHelperThreads()`` started them.
+    package struct HelperThreads {
+        fileprivate let helpers: [FanOutHelper]
+        fileprivate let threads: [OSThread]
+
+        /// Stops the helpers (each sends what it was handed first) and joins their threads.
+        package func stopAndJoin() {
+            for helper in helpers { helper.stop() }
+            for thread in threads { thread.join() }
+        }
+    }
+
+    /// Starts the helpers' threads: ``run(now:prioritized:)`` does, and so does a caller
+    /// that steps the leader itself (the server harness, with several fan-out threads).
+    package func startHelperThreads() -> HelperThreads {
+        HelperThreads(helpers: helpers, threads: Self.startThreads(of: helpers, spawn: OSThread.spawn))
     }
 
     /// Starts each helper's thread (`fanout-1`, `fanout-2`, …) with `spawn`.

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 package import FrameRateModel
 package import FrameRatePosix
 package import FrameRateProtocol
@@ -26,6 +31,10 @@ package final class ServerHarness {
     package let watchdogPings: WatchdogPings
     /// Every channel opened, kept so none is freed while still open.
     private var channels: [EmbeddedChannel] = []
+    /// Fan-out threads in all: the leader, stepped by the test, and helpers on threads of their own.
+    package let fanOutThreads: Int
+    /// The helpers' threads (none with one fan-out thread).
+    private let helperThreads: TickEngine.HelperThreads?
 
     /// - Parameters:
     ///   - start: the displays' first vsync (default: `CLOCK_MONOTONIC` now, so tick
@@ -33,16 +42,22 @@ package final class ServerHarness {
     ///   - tickSendPath: how the tick plane sends (default: io_uring, as the daemon does;
     ///     `.sendCalls` skips setting up a ring, which the embedded connections' sinks never
     ///     use anyway: only writers over real sockets, `connect(_:socketBuffer:)`, do).
+    ///   - fanOutThreads: with more than 1, connections are dealt to shards as in the daemon
+    ///     and the helpers send theirs on real threads; every step waits until they have
+    ///     sent. Their connections must be real sockets (`connect(_:socketBuffer:)`): an
+    ///     embedded channel may only be touched from the test's thread.
     package init(
         limits: ServerConfiguration.Limits = .init(),
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
         start: MonotonicClock.Instant = MonotonicClock.now,
         watchdogInterval: Duration? = nil,
         logHandler: (any LogHandler)? = nil,
-        tickSendPath: BatchSender.Path = .ioUring
+        tickSendPath: BatchSender.Path = .ioUring,
+        fanOutThreads: Int = 1
     ) {
+        self.fanOutThreads = max(1, fanOutThreads)
         let configuration = ServerConfiguration(
-            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: 1,
+            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: self.fanOutThreads,
             tickSendPath: tickSendPath
         )
         let logger = Logger(label: "framerated-test", factory: { _ in logHandler ?? SwiftLogNoOpLogHandler() })
@@ -57,7 +72,7 @@ package final class ServerHarness {
         core = CompositorCore(configuration: configuration, shared: shared, eventLoop: loop, logger: logger, now: { clock.now })
         let bound = NIOLoopBound(core, eventLoop: loop)
         engine = try! TickEngine(
-            shared: shared, workers: 1, sendPath: configuration.tickSendPath,
+            shared: shared, workers: self.fanOutThreads, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
                 rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
@@ -68,11 +83,13 @@ package final class ServerHarness {
                 resumed: { display, link in bound.value.linkResumed(display: display, link) }
             )
         )
+        helperThreads = self.fanOutThreads > 1 ? engine.startHelperThreads() : nil
         core.adminGroupID = testAdminGroupID
         core.start()
     }
 
     deinit {
+        helperThreads?.stopAndJoin()
         for channel in channels where channel.isActive { channel.pipeline.close(promise: nil) }
         loop.run()
         try? loop.syncShutdownGracefully()
@@ -86,6 +103,7 @@ package final class ServerHarness {
     /// outbound side, or, with `socketBuffer`, through a real socket pair whose daemon end
     /// has a send buffer of about that many bytes (so a test can stop reading and fill it).
     package func connect(_ peer: PeerCredentials = Peers.root, socketBuffer: Int32? = nil) throws -> TestClient {
+        precondition(fanOutThreads == 1 || socketBuffer != nil, "with several fan-out threads, connect over a socket (socketBuffer:)")
         let channel = EmbeddedChannel(loop: loop)
         channels.append(channel)
         var peerEnd: Int32?
@@ -132,6 +150,7 @@ package final class ServerHarness {
         guard let next = nextWake else { throw TestFailure("the tick plane has nothing to wake for", file: file, line: line) }
         clock.set(max(clock.now, next))
         engine.step(at: clock.now)
+        try waitForHelpers(file: file, line: line)
         loop.run()
         return clock.now
     }
@@ -143,6 +162,20 @@ package final class ServerHarness {
     package func step(to instant: MonotonicClock.Instant, previousStepFinished: MonotonicClock.Instant? = nil) {
         clock.set(instant)
         engine.step(at: instant, previousStepFinished: previousStepFinished)
+        try? waitForHelpers()
         loop.run()
+    }
+
+    /// Waits until the helper threads have sent everything handed to them (at once with one
+    /// fan-out thread). Polls their progress, yielding the CPU in between; no fixed sleep.
+    /// - Throws: ``TestFailure`` if they have not within 30 s (a stuck helper).
+    package func waitForHelpers(file: StaticString = #fileID, line: UInt = #line) throws {
+        guard helperThreads != nil else { return }
+        let progress = shared.read { $0.progress }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while !progress.allSent {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the fan-out helpers did not send their shards within 30 s", file: file, line: line) }
+            sched_yield()
+        }
     }
 }
