@@ -15,9 +15,14 @@ import Testing
     struct Pair {
         let writing: Int32
         let reading: Int32
-        init(sendBuffer: Int32 = 4096) throws {
+        /// - Parameter writingEndBlocks: clears `O_NONBLOCK` on the writing end, so that only
+        ///   a send's own flags keep a full buffer from blocking.
+        init(sendBuffer: Int32 = 4096, writingEndBlocks: Bool = false) throws {
             (writing, reading) = try SystemCall.socketPair()
             SystemCall.setSendBufferSize(writing, bytes: sendBuffer)
+            if writingEndBlocks {
+                try #require(fcntl(writing, F_SETFL, fcntl(writing, F_GETFL) & ~O_NONBLOCK) == 0)
+            }
         }
 
         /// Everything readable now.

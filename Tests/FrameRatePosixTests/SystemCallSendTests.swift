@@ -10,47 +10,7 @@ import Testing
 /// (`cframerated_send_nonblocking`) must never block, never raise `SIGPIPE`, and turn every
 /// result into the ``SystemCall/SendOutcome`` the tick plane acts on.
 @Suite struct SystemCallSendTests {
-    /// A connected pair; `blocking` leaves out `SOCK_NONBLOCK` on the writing end, so only
-    /// the call's own `MSG_DONTWAIT` keeps a full buffer from blocking.
-    final class Pair {
-        let writing: Int32
-        private(set) var reading: Int32
-
-        init(blocking: Bool = false, sendBuffer: Int32 = 4096) throws {
-            if blocking {
-                var fds: [Int32] = [-1, -1]
-                let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-                try #require(socketpair(AF_UNIX, type, 0, &fds) == 0)
-                (writing, reading) = (fds[0], fds[1])
-                // Only the writing end blocks: ``drain()`` reads until nothing is waiting.
-                try #require(fcntl(reading, F_SETFL, fcntl(reading, F_GETFL) | O_NONBLOCK) == 0)
-            } else {
-                (writing, reading) = try SystemCall.socketPair()
-            }
-            SystemCall.setSendBufferSize(writing, bytes: sendBuffer)
-        }
-
-        /// Everything readable now.
-        func drain() -> [UInt8] {
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while let count = chunk.withUnsafeMutableBytes({ SystemCall.read(reading, into: $0) }), count > 0 {
-                bytes += chunk[..<count]
-            }
-            return bytes
-        }
-
-        /// Closes the reading end now (once: the descriptor number may be reused at once).
-        func closeReading() {
-            SystemCall.close(reading)
-            reading = -1
-        }
-
-        deinit {
-            SystemCall.close(writing)
-            if reading >= 0 { SystemCall.close(reading) }
-        }
-    }
+    typealias Pair = SocketWriterTests.Pair
 
     /// Bytes `0, 1, 2, …` (mod 251, so a lost or repeated chunk shows), `count` of them.
     static func pattern(_ count: Int, from start: Int = 0) -> [UInt8] {
@@ -74,7 +34,7 @@ import Testing
     /// kernel's count, or 0 when nothing fits) and returns at once; the bytes it reports
     /// are exactly the bytes the reader gets, in order.
     @Test func aFullBufferGivesPartialSendsThatNeverBlockAndLoseNothing() throws {
-        let pair = try Pair(blocking: true)
+        let pair = try Pair(writingEndBlocks: true)
         // Were MSG_DONTWAIT lost, a blocking send would wait out this timeout and then
         // report EAGAIN (a partial 0) anyway: the elapsed time tells the two apart.
         var timeout = timeval(tv_sec: 3, tv_usec: 0)
@@ -111,7 +71,7 @@ import Testing
     /// `SIGPIPE` from a send goes to the sending thread: blocked here, it would stay pending.
     @Test func aClosedPeerFailsWithEPIPEAndRaisesNoSIGPIPE() throws {
         let pair = try Pair()
-        pair.closeReading()
+        SystemCall.close(pair.reading)
         var pipe = sigset_t()
         sigemptyset(&pipe)
         sigaddset(&pipe, SIGPIPE)
