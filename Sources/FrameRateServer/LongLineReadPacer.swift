@@ -14,6 +14,14 @@ import NIOCore
 ///
 /// Confined to the control loop (every call on it), like the handlers that use it.
 final class LongLineReadPacer {
+    /// Reads released per ``interval`` unless told otherwise: 4 reads of at most 16 KiB a
+    /// millisecond (64 MB/s) for every long line together. A legitimate line of the full
+    /// 64 KiB still completes in about a millisecond when nobody else sends long lines. With
+    /// 16, 200 connections streaming 1 MiB lines kept the control loop about 60 % busy on
+    /// the 2-vCPU Intel VM, and other clients' control p99 went to 9.5–12.9 ms against a
+    /// 10 ms bound; with 4 it was 4.9–5.6 ms (`docs/performance-log.md`, 2026-11-27 22:50).
+    static let defaultReadsPerInterval = 4
+
     /// Reads released per ``interval``.
     let readsPerInterval: Int
     /// How often waiting reads are released.
@@ -25,7 +33,7 @@ final class LongLineReadPacer {
     /// - Parameters:
     ///   - readsPerInterval: reads released per `interval` (at least 1).
     ///   - interval: how often waiting reads are released.
-    init(eventLoop: any EventLoop, readsPerInterval: Int = 16, interval: TimeAmount = .milliseconds(1)) {
+    init(eventLoop: any EventLoop, readsPerInterval: Int = defaultReadsPerInterval, interval: TimeAmount = .milliseconds(1)) {
         self.eventLoop = eventLoop
         self.readsPerInterval = max(1, readsPerInterval)
         self.interval = interval
