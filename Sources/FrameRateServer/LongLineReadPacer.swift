@@ -15,11 +15,13 @@ import NIOCore
 /// Confined to the control loop (every call on it), like the handlers that use it.
 final class LongLineReadPacer {
     /// Reads released per ``interval`` unless told otherwise: 4 reads of at most 16 KiB a
-    /// millisecond (64 MB/s) for every long line together. A legitimate line of the full
-    /// 64 KiB still completes in about a millisecond when nobody else sends long lines. With
-    /// 16, 200 connections streaming 1 MiB lines kept the control loop about 60 % busy on
-    /// the 2-vCPU Intel VM, and other clients' control p99 went to 9.5–12.9 ms against a
-    /// 10 ms bound; with 4 it was 4.9–5.6 ms (`docs/performance-log.md`, 2026-11-27 22:50).
+    /// millisecond for every long line together. A connection asks again only after its
+    /// read, so it gets at most one read per interval: a legitimate line of the full 64 KiB
+    /// takes about 4 ms alone, and each of its reads waits about N/4 ms behind N other long
+    /// lines (N/16 ms with 16). With 16, 200 connections streaming 1 MiB lines kept the
+    /// control loop about 60 % busy on the 2-vCPU Intel VM, and other clients' control p99
+    /// was 9.47–12.85 ms against a 10 ms bound; with 4 it was 4.88–6.16 ms (`docs/performance.md`,
+    /// "On the Intel VM, and the long-line pacer at 4 reads a millisecond").
     static let defaultReadsPerInterval = 4
 
     /// Reads released per ``interval``.

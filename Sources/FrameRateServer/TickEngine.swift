@@ -168,12 +168,20 @@ package final class TickEngine: Sendable {
     }
 
     /// The helpers' running threads, as ``startHelperThreads()`` started them.
-    package struct HelperThreads {
-        fileprivate let helpers: [FanOutHelper]
-        fileprivate let threads: [OSThread]
+    package final class HelperThreads: Sendable {
+        private let helpers: [FanOutHelper]
+        /// Taken by the first ``stopAndJoin()``: a thread is joined once.
+        private let threads: Mutex<[OSThread]?>
 
-        /// Stops the helpers (each sends what it was handed first) and joins their threads.
+        fileprivate init(helpers: [FanOutHelper], threads: [OSThread]) {
+            self.helpers = helpers
+            self.threads = Mutex(threads)
+        }
+
+        /// Stops the helpers (each sends what it was handed first) and joins their threads;
+        /// later calls do nothing.
         package func stopAndJoin() {
+            guard let threads = threads.withLock({ $0.take() }) else { return }
             for helper in helpers { helper.stop() }
             for thread in threads { thread.join() }
         }

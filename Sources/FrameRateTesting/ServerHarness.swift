@@ -35,6 +35,9 @@ package final class ServerHarness {
     package let fanOutThreads: Int
     /// The helpers' threads (none with one fan-out thread).
     private let helperThreads: TickEngine.HelperThreads?
+    /// Send-path fall-backs the tick plane reported, possibly on a helper's thread: handed to
+    /// the control plane on the test's thread after each step, as the daemon hops to its loop.
+    private let fallBacks = FallBackQueue()
 
     /// - Parameters:
     ///   - start: the displays' first vsync (default: `CLOCK_MONOTONIC` now, so tick
@@ -71,6 +74,7 @@ package final class ServerHarness {
         )
         core = CompositorCore(configuration: configuration, shared: shared, eventLoop: loop, logger: logger, now: { clock.now })
         let bound = NIOLoopBound(core, eventLoop: loop)
+        let fallBacks = self.fallBacks
         engine = try! TickEngine(
             shared: shared, workers: self.fanOutThreads, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
@@ -78,7 +82,7 @@ package final class ServerHarness {
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
                 lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) },
-                sendPathFellBack: { reason in bound.value.tickSendsFellBack(reason: reason) },
+                sendPathFellBack: { reason in fallBacks.append(reason) },
                 heldBack: { display, link in bound.value.linkHeldBack(display: display, link) },
                 resumed: { display, link in bound.value.linkResumed(display: display, link) }
             )
@@ -151,6 +155,7 @@ package final class ServerHarness {
         clock.set(max(clock.now, next))
         engine.step(at: clock.now)
         try waitForHelpers(file: file, line: line)
+        for reason in fallBacks.take() { core.tickSendsFellBack(reason: reason) }
         loop.run()
         return clock.now
     }
@@ -162,7 +167,8 @@ package final class ServerHarness {
     package func step(to instant: MonotonicClock.Instant, previousStepFinished: MonotonicClock.Instant? = nil) {
         clock.set(instant)
         engine.step(at: instant, previousStepFinished: previousStepFinished)
-        try? waitForHelpers()
+        do { try waitForHelpers() } catch { preconditionFailure("\(error)") }
+        for reason in fallBacks.take() { core.tickSendsFellBack(reason: reason) }
         loop.run()
     }
 
@@ -176,6 +182,20 @@ package final class ServerHarness {
         while !progress.allSent {
             guard ContinuousClock.now < deadline else { throw TestFailure("the fan-out helpers did not send their shards within 30 s", file: file, line: line) }
             sched_yield()
+        }
+    }
+}
+
+/// Reasons the tick plane's send path fell back, queued from any fan-out thread.
+private final class FallBackQueue: Sendable {
+    private let reasons = Mutex<[String]>([])
+
+    func append(_ reason: String) { reasons.withLock { $0.append(reason) } }
+
+    func take() -> [String] {
+        reasons.withLock { reasons in
+            defer { reasons.removeAll() }
+            return reasons
         }
     }
 }

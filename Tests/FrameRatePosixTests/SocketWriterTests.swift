@@ -25,6 +25,12 @@ import Testing
             }
         }
 
+        /// Closes both ends (for tests whose ends no writer owns and closes).
+        func close() {
+            SystemCall.close(writing)
+            SystemCall.close(reading)
+        }
+
         /// Everything readable now.
         func drain() -> [UInt8] {
             var bytes: [UInt8] = []

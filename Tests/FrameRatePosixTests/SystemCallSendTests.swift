@@ -19,6 +19,7 @@ import Testing
 
     @Test func aSendThatFitsIsCompleteAndArrivesIntact() throws {
         let pair = try Pair()
+        defer { pair.close() }
         let bytes = Self.pattern(1000)
         #expect(bytes.withUnsafeBytes { SystemCall.send(pair.writing, $0) } == .complete)
         #expect(pair.drain() == bytes)
@@ -26,6 +27,7 @@ import Testing
 
     @Test func anEmptySendIsCompleteAndWritesNothing() throws {
         let pair = try Pair()
+        defer { pair.close() }
         #expect([UInt8]().withUnsafeBytes { SystemCall.send(pair.writing, $0) } == .complete)
         #expect(pair.drain().isEmpty)
     }
@@ -35,6 +37,7 @@ import Testing
     /// are exactly the bytes the reader gets, in order.
     @Test func aFullBufferGivesPartialSendsThatNeverBlockAndLoseNothing() throws {
         let pair = try Pair(writingEndBlocks: true)
+        defer { pair.close() }
         // Were MSG_DONTWAIT lost, a blocking send would wait out this timeout and then
         // report EAGAIN (a partial 0) anyway: the elapsed time tells the two apart.
         var timeout = timeval(tv_sec: 3, tv_usec: 0)
@@ -72,6 +75,7 @@ import Testing
     @Test func aClosedPeerFailsWithEPIPEAndRaisesNoSIGPIPE() throws {
         let pair = try Pair()
         SystemCall.close(pair.reading)
+        defer { SystemCall.close(pair.writing) }
         var pipe = sigset_t()
         sigemptyset(&pipe)
         sigaddset(&pipe, SIGPIPE)
