@@ -154,9 +154,7 @@ package final class ServerHarness {
         guard let next = nextWake else { throw TestFailure("the tick plane has nothing to wake for", file: file, line: line) }
         clock.set(max(clock.now, next))
         engine.step(at: clock.now)
-        try waitForHelpers(file: file, line: line)
-        for reason in fallBacks.take() { core.tickSendsFellBack(reason: reason) }
-        loop.run()
+        try finishStep(file: file, line: line)
         return clock.now
     }
 
@@ -167,7 +165,13 @@ package final class ServerHarness {
     package func step(to instant: MonotonicClock.Instant, previousStepFinished: MonotonicClock.Instant? = nil) {
         clock.set(instant)
         engine.step(at: instant, previousStepFinished: previousStepFinished)
-        do { try waitForHelpers() } catch { preconditionFailure("\(error)") }
+        do { try finishStep() } catch { preconditionFailure("\(error)") }
+    }
+
+    /// What follows every tick-plane step: the helpers' sends, the send-path fall-backs
+    /// handed to the control plane on this thread, then the loop's scheduled work.
+    private func finishStep(file: StaticString = #fileID, line: UInt = #line) throws {
+        try waitForHelpers(file: file, line: line)
         for reason in fallBacks.take() { core.tickSendsFellBack(reason: reason) }
         loop.run()
     }
