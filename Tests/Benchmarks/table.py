@@ -115,6 +115,54 @@ for r in rows:
           f"| {fmt(r['floor_reader_cpu'], 1)} % ({fmt(r['floor_reader_tick'], 2)}) | {ratio(r['gen_tick'], r['floor_reader_tick'])} | {fmt(r['gen_batch'], 1)} "
           f"| {fmt(r['ctl_p99'])} µs | {dbus} |")
 
+# §2 round by round: each round's framerated run against the floor run beside it (run.sh
+# alternates which goes first). On a VM whose speed drifts between rounds, a ratio of two
+# medians can pair a fast round with a slow one; the paired ratios and their spread show
+# how firm a verdict at 1.0× is.
+paired = []
+for n in ns:
+    for r in range(1, repeat + 1):
+        floor = last_line_fields(f"{out}/floor-{n}-{r}.txt", "fanout")
+        f = load_json(f"{out}/framebench-{n}-{r}.json")
+        if not floor or not f:
+            continue
+        paired.append({
+            "n": n, "round": r,
+            "p99": f["latency_us"]["p99"] / floor["p99_us"] if floor.get("p99_us") else None,
+            "cpu": f["daemon"]["cpu_pct"] / floor["server_cpu_pct"] if floor.get("server_cpu_pct") else None,
+            "tick": (f["daemon"].get("tick_plane_cpu_pct") or 0) / floor["server_cpu_pct"]
+            if floor.get("server_cpu_pct") and f["daemon"].get("tick_plane_cpu_pct") is not None else None,
+            "gen": (generator_us_per_tick(f) or 0) / floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt")
+            if floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt") and generator_us_per_tick(f) is not None else None,
+            "dropped": f["ticks"]["dropped"], "floor_lost": floor.get("lost", floor.get("drops")),
+        })
+
+
+def spread(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    return f"{statistics.median(values):.2f}× ({min(values):.2f}–{max(values):.2f})"
+
+
+if paired:
+    print()
+    print("Round by round: each framerated run against the floor run beside it, and per N the median of those paired "
+          "ratios with their range (the figures §2 is judged on are the ratios of medians above).")
+    print()
+    print("| N | round | p99 vs floor | daemon CPU vs floor | tick plane vs floor | generator vs floor reader per tick | dropped (floor lost) |")
+    print("|---|---|---|---|---|---|---|")
+    def x(v):
+        return f"{v:.2f}×" if v is not None else "–"
+    for n in ns:
+        rounds = [p for p in paired if p["n"] == n]
+        for p in rounds:
+            print(f"| {p['n']:,} | {p['round']} | {x(p['p99'])} | {x(p['cpu'])} | {x(p['tick'])} | {x(p['gen'])} "
+                  f"| {fmt(p['dropped'])} ({fmt(p['floor_lost'])}) |")
+        if rounds:
+            print(f"| {n:,} | **median (range)** | {spread([p['p99'] for p in rounds])} | {spread([p['cpu'] for p in rounds])} "
+                  f"| {spread([p['tick'] for p in rounds])} | {spread([p['gen'] for p in rounds])} | |")
+
 baseline = []
 for n in ns:
     fbs = [load_json(f"{out}/baseline-{n}-{r}.json") for r in range(1, repeat + 1)]
