@@ -115,8 +115,8 @@ for r in rows:
           f"| {fmt(r['floor_reader_cpu'], 1)} % ({fmt(r['floor_reader_tick'], 2)}) | {ratio(r['gen_tick'], r['floor_reader_tick'])} | {fmt(r['gen_batch'], 1)} "
           f"| {fmt(r['ctl_p99'])} µs | {dbus} |")
 
-# §2 round by round: each round's framerated run against the floor run beside it (run.sh
-# alternates which goes first). On a VM whose speed drifts between rounds, a ratio of two
+# §2 round by round: each round's framerated run against the floor run of the same round
+# (run.sh alternates which goes first). On a VM whose speed drifts between rounds, a ratio of two
 # medians can pair a fast round with a slow one; the paired ratios and their spread show
 # how firm a verdict at 1.0× is.
 paired = []
@@ -126,14 +126,16 @@ for n in ns:
         f = load_json(f"{out}/framebench-{n}-{r}.json")
         if not floor or not f:
             continue
+        floor_cpu = floor.get("server_cpu_pct")
+        tick_cpu = f["daemon"].get("tick_plane_cpu_pct")
+        reader = floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt")
+        generator = generator_us_per_tick(f)
         paired.append({
             "n": n, "round": r,
             "p99": f["latency_us"]["p99"] / floor["p99_us"] if floor.get("p99_us") else None,
-            "cpu": f["daemon"]["cpu_pct"] / floor["server_cpu_pct"] if floor.get("server_cpu_pct") else None,
-            "tick": (f["daemon"].get("tick_plane_cpu_pct") or 0) / floor["server_cpu_pct"]
-            if floor.get("server_cpu_pct") and f["daemon"].get("tick_plane_cpu_pct") is not None else None,
-            "gen": (generator_us_per_tick(f) or 0) / floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt")
-            if floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt") and generator_us_per_tick(f) is not None else None,
+            "cpu": f["daemon"]["cpu_pct"] / floor_cpu if floor_cpu else None,
+            "tick": tick_cpu / floor_cpu if floor_cpu and tick_cpu is not None else None,
+            "gen": generator / reader if reader and generator is not None else None,
             "dropped": f["ticks"]["dropped"], "floor_lost": floor.get("lost", floor.get("drops")),
         })
 
@@ -147,8 +149,9 @@ def spread(values):
 
 if paired:
     print()
-    print("Round by round: each framerated run against the floor run beside it, and per N the median of those paired "
-          "ratios with their range (the figures §2 is judged on are the ratios of medians above).")
+    print("Round by round: each framerated run against the floor run of the same round, and per N the median of those "
+          "paired ratios over the rounds with both runs, with their range (the figures §2 is judged on are the ratios "
+          "of medians above).")
     print()
     print("| N | round | p99 vs floor | daemon CPU vs floor | tick plane vs floor | generator vs floor reader per tick | dropped (floor lost) |")
     print("|---|---|---|---|---|---|---|")
@@ -160,7 +163,7 @@ if paired:
             print(f"| {p['n']:,} | {p['round']} | {x(p['p99'])} | {x(p['cpu'])} | {x(p['tick'])} | {x(p['gen'])} "
                   f"| {fmt(p['dropped'])} ({fmt(p['floor_lost'])}) |")
         if rounds:
-            print(f"| {n:,} | **median (range)** | {spread([p['p99'] for p in rounds])} | {spread([p['cpu'] for p in rounds])} "
+            print(f"| {n:,} | **median of {len(rounds)} (range)** | {spread([p['p99'] for p in rounds])} | {spread([p['cpu'] for p in rounds])} "
                   f"| {spread([p['tick'] for p in rounds])} | {spread([p['gen'] for p in rounds])} | |")
 
 baseline = []
@@ -248,6 +251,26 @@ for name, label in (("arbitrate", "varied"), ("arbitrate-worst", "worst case")):
         print(f"- arbitration over {a['links']:,} links ({label}: {a['distinct_votes']:,} distinct range/entitlement pairs): "
               f"Arbiter.decide p50 {fmt(a['decide_us']['p50'])} µs, p99 {fmt(a['decide_us']['p99'])} µs; "
               f"re-arbitration (Compositor.update) p50 {fmt(a['rearbitrate_us']['p50'])} µs, p99 {fmt(a['rearbitrate_us']['p99'])} µs (target < 1,000 µs)")
+t = load_json(f"{out}/tick-cost.json")
+if t:
+    print(f"- the tick plane alone (`framebench tick-cost`, {t['links']:,} links at 120 Hz stepped in process over socket "
+          f"pairs, no load generator; {t['send_path']}): {fmt(t['step_ns_per_tick'])} ns of wall time per delivered tick "
+          f"({t['ticks']:,} of {t['expected']:,} delivered)")
+c = load_json(f"{out}/tick-cost-callgrind.json")
+if c:
+    instructions = None
+    try:
+        instructions = int(open(f"{out}/callgrind.tick-cost").read().split("totals:")[1].split()[0])
+    except (OSError, IndexError, ValueError):
+        pass
+    stepped = c["ticks"] + c.get("warmup_ticks", 0)
+    if not instructions:
+        print("- instructions per tick: callgrind collected nothing (the `--toggle-collect` pattern in run.sh no longer "
+              "matches `TickEngine.step`'s mangled name?)")
+    elif stepped:
+        print(f"- the same under callgrind: {instructions / stepped:,.0f} instructions of user space per delivered tick "
+              f"(`TickEngine.step` inclusive, {stepped:,} ticks in {instructions:,} instructions; the functions in "
+              f"`tick-cost-callgrind.txt`)")
 quiet = [l.strip() for l in open(f"{out}/quiet.log")] if os.path.exists(f"{out}/quiet.log") else []
 noisy = sum(1 for l in quiet if l.startswith("noisy"))
 print()
