@@ -266,8 +266,10 @@ deb: deps
 	systemd/debian/build-deb.sh .build/deb/root "$(VERSION)" "$(FRAMERATED_GIT_COMMIT)" $(DEB_DIR)
 
 ## bench: release build, then the benchmark of docs/performance.md (a few minutes; needs the
-## instruments in ../shared/bench and: apt-get install gcc dbus-daemon libsystemd-dev pkg-config).
+## instruments in ../shared/bench, which build with gcc and run dbus-daemon; valgrind counts
+## the tick plane's instructions, `framebench tick-cost` under callgrind).
 ## NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2 BENCH_DIR=../shared/bench override.
+bench: DEBIAN_PACKAGES += gcc dbus-daemon valgrind
 bench: deps
 	Tests/Benchmarks/run.sh
 

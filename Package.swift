@@ -180,6 +180,9 @@ let package = Package(
                 "FrameRateModel",
                 "FrameRateProtocol",
                 "FrameRateClient",
+                // `tick-cost` steps the real tick plane in process, through the tests' server harness.
+                "FrameRateServer",
+                "FrameRateTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -262,6 +265,7 @@ let package = Package(
                 "framebench", "FrameRateClient", "FrameRateProtocol", "FrameRateModel", "FrameRateTesting",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
         ),

@@ -123,7 +123,7 @@ package final class TickEngine: Sendable {
     }
 
     /// The send path in use, and why io_uring is not if it was asked for.
-    var sendPath: (path: BatchSender.Path, fallbackReason: String?) {
+    package var sendPath: (path: BatchSender.Path, fallbackReason: String?) {
         outbox.withLock { ($0.sender.path, $0.sender.fallbackReason) }
     }
 

@@ -18,10 +18,10 @@ struct Framebench: ParsableCommand {
         discussion: """
             load (the default) streams ticks to N links over C connections in P processes and reports \
             latency, drops and the daemon's CPU and memory. startup, register, idle and arbitrate measure \
-            the control plane. Every figure is from CLOCK_MONOTONIC and /proc of this machine.
+            the control plane; tick-cost steps the tick plane alone, in process. Every figure is from CLOCK_MONOTONIC and /proc of this machine.
             """,
         version: "framebench \(FrameRateVersion.description)",
-        subcommands: [Load.self, Startup.self, RegisterLatency.self, Idle.self, Arbitrate.self, Worker.self],
+        subcommands: [Load.self, Startup.self, RegisterLatency.self, Idle.self, Arbitrate.self, TickCost.self, Worker.self],
         defaultSubcommand: Load.self
     )
 }

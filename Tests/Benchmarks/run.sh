@@ -8,7 +8,8 @@
 # count; it repeats that REPEAT times and
 # prints the medians as a markdown table, with the generator's CPU per received tick beside
 # the floor's C readers' (the generator must not be what is measured). Then links-per-connection rows and the
-# control-plane benchmarks, and the virtual clock's 10-minute scenario (virtual_clock.py). Raw outputs go to .build/bench/<time>/.
+# control-plane benchmarks, the tick plane alone (framebench tick-cost, natively and under callgrind), and the
+# virtual clock's 10-minute scenario (virtual_clock.py). Raw outputs go to .build/bench/<time>/.
 #
 # Environment (defaults): NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2
 #   BENCH_DIR=../shared/bench (the measuring instruments) SKIP_BUILD= (1: reuse the release build)
@@ -123,6 +124,29 @@ quiet
 quiet
 "$fb" arbitrate --links 10000 --iterations 2000 --json >"$out/arbitrate.json" 2>&1 || true
 "$fb" arbitrate --links 10000 --iterations 500 --worst-case --json >"$out/arbitrate-worst.json" 2>&1 || true
+fi
+
+# The tick plane alone (framebench tick-cost): 1,000 links at 120 Hz stepped in process on
+# socket pairs, no load generator beside it. Natively: its wall time per delivered tick.
+# Under callgrind, collecting only inside TickEngine.step (its mangled name; table.py says
+# so if it matched nothing): the instructions its user space executes per delivered tick,
+# a figure that does not move with the machine's load. Valgrind 3.19 cannot read this
+# toolchain's DWARF 5, so callgrind runs a copy without the debug sections (symbols stay).
+if [[ -z ${LOAD_ONLY:-} ]]; then
+quiet
+echo "tick cost: 1,000 links stepped in process" >&2
+"$fb" tick-cost --links 1000 --vsyncs 600 --json >"$out/tick-cost.json" 2>"$out/tick-cost.err" || true
+if command -v valgrind >/dev/null && command -v objcopy >/dev/null; then
+  objcopy --strip-debug "$fb" "$out/framebench-symbols-only"
+  SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.tick-cost" --collect-atstart=no \
+    --toggle-collect='*10TickEngineC4step2at20previousStepFinished0aB8Protocol14MonotonicClockV7InstantVSgAK_ALtF' \
+    "$out/framebench-symbols-only" tick-cost --links 1000 --vsyncs 60 --warmup 12 --json \
+    >"$out/tick-cost-callgrind.json" 2>"$out/tick-cost-callgrind.err" || true
+  callgrind_annotate --inclusive=no "$out/callgrind.tick-cost" >"$out/tick-cost-callgrind.txt" 2>/dev/null || true
+  rm -f "$out/framebench-symbols-only"
+else
+  echo "tick cost: valgrind or objcopy missing; instructions per tick not counted" >&2
+fi
 fi
 
 # The virtual clock (issue 14 §3): 10 virtual minutes, a 120 Hz and a 30 Hz link answering
