@@ -300,11 +300,11 @@ package final class CompositorCore {
         )
     }
 
-    /// A writer crossed its high-water mark or drained (reported by the writer, hopped here).
+    /// A writer crossed its high-water mark or drained (reported by the writer, hopped here):
+    /// a connection whose reads were paused for it resumes.
     func writabilityChanged(owner: OwnerID, writable: Bool) {
-        guard let session = sessions[owner] else { return }
-        session.isWritable = writable
-        if writable { session.resume?() }
+        guard writable, let session = sessions[owner] else { return }
+        session.resume?()
     }
 
     /// The tick plane gave up on a connection that stopped reading.

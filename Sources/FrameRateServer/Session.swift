@@ -21,8 +21,11 @@ final class Session {
     let isPrivileged: Bool
     /// Watches this connection holds.
     var watches: Set<UInt64> = []
-    /// Whether the writer's queue is below its high-water mark, as last reported to the loop.
-    var isWritable = true
+    /// Whether the writer's queue is below its high-water mark now (read under the writer's
+    /// lock). Not a copy kept by the loop: the writer reports crossing the mark through a hop
+    /// to the loop, which arrives only after the current turn, and everything written in
+    /// between (events to a watcher that does not read, replies) would pile up past it.
+    var isWritable: Bool { writer.isWritable }
     /// Called on the loop when the connection can take replies again (the handler resumes reading).
     var resume: (() -> Void)?
     /// Stops reading and handling, and returns the bytes read but not handled (`nil`: the
