@@ -11,8 +11,9 @@ import NIOCore
 /// open line is longer than ``longLine`` bytes it reads only when the shared
 /// ``LongLineReadPacer`` lets it, so many such clients cannot fill the loop's turns.
 ///
-/// It sits before the line decoder. A read that ends a line clears the deadline; one that
-/// leaves a line open starts it (if it is not running). When it expires it fires
+/// It sits before the line decoder. A read that completes a line clears the deadline; one
+/// that leaves a line open starts it (if it is not running), so the deadline always belongs
+/// to the line open now. When it expires it fires
 /// ``PartialLineTimedOut`` for the session handler, which answers with an error and
 /// closes the connection. It counts the bytes after the last newline it has seen; past
 /// ``longLine``, the next read request waits for the pacer.
@@ -60,19 +61,22 @@ final class PartialLineTimeoutHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        openLineLength = Self.openLineLength(after: openLineLength, reading: buffer)
-        if buffer.readableBytes > 0 {
-            let endsLine = buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\n")
-            if endsLine {
-                deadline?.cancel()
-                deadline = nil
-            } else if deadline == nil {
-                let (seconds, attoseconds) = timeout.components
-                let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-                let amount = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
-                deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(amount)) { [timeout] in
-                    context.fireUserInboundEventTriggered(PartialLineTimedOut(timeout: timeout))
-                }
+        let (length, endedALine) = Self.openLine(after: openLineLength, reading: buffer)
+        openLineLength = length
+        // The deadline is the open line's: a read that completes a line ends it, and the
+        // line it opens (if it ends inside one) gets a deadline of its own. A client that
+        // pipelines requests, or whose reads are paced 16 KiB at a time, has most reads end
+        // inside its next line, and each of its lines still arrives in time.
+        if endedALine {
+            deadline?.cancel()
+            deadline = nil
+        }
+        if length > 0 && deadline == nil {
+            let (seconds, attoseconds) = timeout.components
+            let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let amount = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
+            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(amount)) { [timeout] in
+                context.fireUserInboundEventTriggered(PartialLineTimedOut(timeout: timeout))
             }
         }
         context.fireChannelRead(data)
@@ -81,6 +85,11 @@ final class PartialLineTimeoutHandler: ChannelDuplexHandler {
     /// The open line's length after `buffer` is read, `length` before it: the bytes after
     /// its last newline, or `length` plus all of it when it holds none.
     static func openLineLength(after length: Int, reading buffer: ByteBuffer) -> Int {
+        openLine(after: length, reading: buffer).length
+    }
+
+    /// ``openLineLength(after:reading:)``, and whether `buffer` ended a line (held a newline).
+    static func openLine(after length: Int, reading buffer: ByteBuffer) -> (length: Int, endedALine: Bool) {
         // memchr, not a Swift loop: this runs on every read of every connection, and a
         // byte-at-a-time search of 16 KiB reads was 14 % of the control loop's time when
         // 200 connections streamed lines without a newline. (glibc's memrchr is not
@@ -96,9 +105,9 @@ final class PartialLineTimeoutHandler: ChannelDuplexHandler {
             }
             return last.map { bytes.count - ($0 + 1) }
         }
-        if let tail { return tail }
+        if let tail { return (tail, true) }
         let (sum, overflow) = length.addingReportingOverflow(buffer.readableBytes)
-        return overflow ? Int.max : sum
+        return (overflow ? Int.max : sum, false)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

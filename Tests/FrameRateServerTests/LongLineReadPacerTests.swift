@@ -43,6 +43,12 @@ struct LongLineReadPacerTests {
         var sliced = ByteBuffer(string: "x\nyz" + String(repeating: "w", count: 20_000))
         sliced.moveReaderIndex(forwardBy: 2)
         #expect(PartialLineTimeoutHandler.openLineLength(after: 10, reading: sliced) == 10 + 20_002)
+        // Whether the read ended a line: what restarts the partial-line deadline.
+        #expect(PartialLineTimeoutHandler.openLine(after: 10, reading: sliced) == (10 + 20_002, false))
+        #expect(PartialLineTimeoutHandler.openLine(after: 10, reading: ByteBuffer(string: "abc")) == (13, false))
+        #expect(PartialLineTimeoutHandler.openLine(after: 10, reading: ByteBuffer(string: "a\nbc")) == (2, true))
+        #expect(PartialLineTimeoutHandler.openLine(after: 10, reading: ByteBuffer(string: "\n")) == (0, true))
+        #expect(PartialLineTimeoutHandler.openLine(after: 0, reading: ByteBuffer(string: "")) == (0, false))
     }
 
     /// Counts the read requests that reach the head of the pipeline.

@@ -96,4 +96,25 @@ import Testing
         #expect(try client.lines().count == 5)
         #expect(client.channel.isActive)
     }
+
+    /// A client that pipelines requests (or is read 16 KiB at a time while paced) sees most
+    /// reads end inside its next line. Each line still arrives within the timeout, so the
+    /// deadline is the open line's: a read that completes a line restarts it for the line it
+    /// opens, whether or not the read ends on a newline.
+    @Test func readsThatCompleteOneLineAndOpenTheNextNeverTimeOut() throws {
+        let server = ServerHarness(limits: .init(partialLineTimeout: .seconds(10)))
+        let client = try server.connect(Peers.user)
+        try client.sendBytes(#"{"jsonrpc":"2.0","id":1,"#)
+        for id in 1...5 {
+            server.loop.advanceTime(by: .seconds(6))
+            // The rest of line `id`, and the start of line `id + 1`: no read ends on a newline.
+            try client.sendBytes(#""method":"grpc.health.v1.Health/Check"}"# + "\n" + #"{"jsonrpc":"2.0","id":\#(id + 1),"#)
+        }
+        #expect(try client.lines().count == 5)
+        #expect(client.channel.isActive, "closed although every line arrived within 6 s")
+        // The line left open still times out, 10 s after it opened.
+        server.loop.advanceTime(by: .seconds(10))
+        #expect(try client.lines().first?.contains("a request line took longer than 10.0 seconds to arrive") == true)
+        #expect(!client.channel.isActive)
+    }
 }
