@@ -3,6 +3,7 @@ import FrameRateProtocol
 import Logging
 import FrameRatePosix
 import NIOCore
+import UntrustedText
 
 extension CompositorCore {
     /// Handles one line from `session`: a request, a notification or a batch.
@@ -320,7 +321,9 @@ extension CompositorCore {
         let request = try HealthCheckRequest(params: params)
         if let service = request.service, !service.isEmpty, !ServiceCatalog.services.contains(service) {
             throw .status(
-                .notFound, "unknown service '\(service)'; known: " + ServiceCatalog.services.joined(separator: ", ")
+                // The client's text, shortened and with invisible characters named, as every error quotes it.
+                .notFound, "unknown service '\(EchoedValue.text(service, limit: EchoedValue.nameLimit))'; known: "
+                    + ServiceCatalog.services.joined(separator: ", ")
             )
         }
         var result: JSONObject = ["status": .string(lifecycle == .running ? "SERVING" : "NOT_SERVING")]

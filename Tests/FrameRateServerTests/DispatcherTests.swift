@@ -250,6 +250,12 @@ import Testing
             try client.request(.healthCheck, #"{"service":"framerate.v2.Nope"}"#)
                 == #"{"jsonrpc":"2.0","id":1,"error":{"code":5,"message":"unknown service 'framerate.v2.Nope'; known: framerate.v1.DisplayLink, framerate.v1.Compositor, grpc.health.v1.Health, framerate.v1.Reflection","data":{"status":"NOT_FOUND"}}}"#
         )
+        // An unknown service is quoted as every error quotes a client's text: invisible
+        // characters named, and at most 128 characters of it.
+        let hostile = "\u{202E}" + String(repeating: "s", count: 200)
+        let message = try client.error(.healthCheck, JSONValue.object(["service": .string(hostile)]).jsonString).message
+        #expect(message.hasPrefix("unknown service '<U+202E RIGHT-TO-LEFT OVERRIDE>" + String(repeating: "s", count: 127) + "… (203 bytes)'"), "\(message)")
+        #expect(!message.unicodeScalars.contains("\u{202E}"))
     }
 
     @Test func listServicesListsEveryMethod() throws {
