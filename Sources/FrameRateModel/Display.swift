@@ -336,7 +336,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: lastDelivered)
         }
         guard let delivered = links[position].presentation.tick(sequence) else {
-            throw .sequenceTooOld(id, sequence: sequence, oldest: links[position].presentation.oldestKnown)
+            let oldest = links[position].presentation.oldestKnown
+            // Among the ticks the link keeps but not one of them: an interval it skipped, never sent.
+            if sequence >= oldest { throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: lastDelivered) }
+            throw .sequenceTooOld(id, sequence: sequence, oldest: oldest)
         }
         var expected = delivered.target
         var earliest = origin.duration(to: now)

@@ -231,6 +231,28 @@ struct PresentationTests {
         }
     }
 
+    @Test("before its first Present a link keeps only its latest tick; a skipped sequence is one never sent, not too old")
+    func firstPresentAndSkippedSequences() throws {
+        var harness = Harness()
+        let link = try harness.link120()
+        let first = try harness.nextTick()
+        let second = try harness.nextTick()
+        #expect(throws: CompositorError.sequenceTooOld(link, sequence: first.sequence, oldest: second.sequence)) {
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: first.sequence, at: harness.clock.now)
+        }
+        try harness.present(second, of: link)
+        // An interval the link cannot take (its connection not writable) is skipped: its
+        // sequence is never sent, and Present says so rather than calling it too old.
+        harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
+        #expect(try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in false }).ticks.isEmpty)
+        let third = try harness.nextTick()
+        #expect(third.sequence == second.sequence + 2 && third.skipped == 1)
+        #expect(throws: CompositorError.sequenceNotDelivered(link, sequence: second.sequence + 1, lastDelivered: third.sequence)) {
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: second.sequence + 1, at: harness.clock.now)
+        }
+        try harness.present(third, of: link)
+    }
+
     @Test("a link that never presents has no hitches")
     func neverPresented() throws {
         var harness = Harness()
