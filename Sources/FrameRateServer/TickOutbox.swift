@@ -16,7 +16,7 @@ struct TickOutbox: ~Copyable {
     private var lines = ByteBufferAllocator().buffer(capacity: 64 * 1024)
     private var segments: [BatchSender.Segment] = []
     /// Per connection: its first and last delivery; `next` links a connection's deliveries.
-    private var chains: [(first: Int, last: Int)] = []
+    private var chains: [(first: Int, last: Int, count: Int)] = []
     private var next: [Int] = []
     /// By connection slot (``TickEngine/Delivery/connection``): the batch whose lines are
     /// being gathered for it, and its chain in that batch. Kept here, side by side, rather
@@ -59,11 +59,12 @@ struct TickOutbox: ~Copyable {
             if gatheredIn[connection] != number {
                 gatheredIn[connection] = number
                 chainOf[connection] = chains.count
-                chains.append((index, index))
+                chains.append((index, index, 1))
             } else {
                 let chain = chainOf[connection]
                 next[chains[chain].last] = index
                 chains[chain].last = index
+                chains[chain].count += 1
             }
         }
         lines.clear()
@@ -75,37 +76,53 @@ struct TickOutbox: ~Copyable {
             shared.writeBuffer(&fields)
             sharedRanges.append(start..<shared.readableBytes)
         }
-        // A local copy (one retain per batch), read while `self.lines` is written.
+        // Local copies (one retain each per batch), read while `self.lines` is written.
         let sharedBytes = shared
+        let (chains, next, ranges) = (self.chains, self.next, sharedRanges)
+        let lineBound = TickLineEncoder.lineBound(sharedCount: ranges.lazy.map(\.count).max() ?? 0)
+        // Moved out, so that appending does not copy it, and back after.
+        var segments: [BatchSender.Segment] = []
+        swap(&segments, &self.segments)
+        defer { swap(&segments, &self.segments) }
         sharedBytes.withUnsafeReadableBytes { fields in
-            for chain in chains {
-                if lines.readableBytes >= Self.chunkBytes {
-                    sender.send(lines, segments: segments, gates: gates)
-                    lines.clear()
-                    segments.removeAll(keepingCapacity: true)
+            var first = 0
+            while first < chains.count {
+                // One chunk: whole chains until their lines could reach chunkBytes, written
+                // through one pointer with room reserved once (a `ByteBuffer` write per line
+                // cost a uniqueness, capacity and exclusivity check each).
+                var end = first
+                var room = 0
+                while end < chains.count && (end == first || room < Self.chunkBytes) {
+                    room += chains[end].count * lineBound
+                    end += 1
                 }
-                let start = lines.readableBytes
-                var index = chain.first
-                while index >= 0 {
-                    let (link, sequence, skipped, shared) = (
-                        batch.deliveries[index].link, batch.deliveries[index].sequence, batch.deliveries[index].skipped,
-                        Int(batch.deliveries[index].fields)
-                    )
-                    TickLineEncoder.write(
-                        link: link, sequence: sequence, skipped: skipped, shared: UnsafeRawBufferPointer(rebasing: fields[sharedRanges[shared]]),
-                        into: &lines
-                    )
-                    index = next[index]
+                lines.clear()
+                segments.removeAll(keepingCapacity: true)
+                lines.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
+                    var at = 0
+                    for chain in chains[first..<end] {
+                        let start = at
+                        var index = chain.first
+                        while index >= 0 {
+                            let delivery = batch.deliveries[index]
+                            at = TickLineEncoder.write(
+                                link: delivery.link, sequence: delivery.sequence, skipped: delivery.skipped,
+                                shared: UnsafeRawBufferPointer(rebasing: fields[ranges[Int(delivery.fields)]]), to: out, at: at
+                            )
+                            index = next[index]
+                        }
+                        let gate = batch.deliveries[chain.first].owner.tickGate
+                        segments.append(
+                            BatchSender.Segment(
+                                writer: batch.deliveries[chain.first].writer, offset: start, length: at - start, slot: gate.slot, tag: gate.tag
+                            )
+                        )
+                    }
+                    return at
                 }
-                let gate = batch.deliveries[chain.first].owner.tickGate
-                segments.append(
-                    BatchSender.Segment(
-                        writer: batch.deliveries[chain.first].writer, offset: start, length: lines.readableBytes - start,
-                        slot: gate.slot, tag: gate.tag
-                    )
-                )
+                sender.send(lines, segments: segments, gates: gates)
+                first = end
             }
         }
-        if !segments.isEmpty { sender.send(lines, segments: segments, gates: gates) }
     }
 }

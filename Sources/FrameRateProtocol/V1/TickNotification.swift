@@ -139,18 +139,37 @@ public enum TickLineEncoder {
     /// ``write(link:sequence:skipped:shared:into:)`` with the shared segment's bytes in
     /// place (the fan-out writes many lines from one segment: no reference to retain per line).
     public static func write(link: UInt64, sequence: UInt64, skipped: UInt64, shared: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
-        // Each decimal is at most 20 digits (UInt64.max).
-        let room = prefix.utf8CodeUnitCount + sequenceKey.utf8CodeUnitCount + suffix.utf8CodeUnitCount + shared.count + 3 * 20
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: room) { out in
-            var at = copy(prefix, to: out, at: 0)
-            at = writeDecimal(link, to: out, at: at)
-            at = copy(sequenceKey, to: out, at: at)
-            at = writeDecimal(sequence, to: out, at: at)
-            if let source = shared.baseAddress { out.baseAddress!.advanced(by: at).copyMemory(from: source, byteCount: shared.count) }
-            at += shared.count
-            at = writeDecimal(skipped, to: out, at: at)
-            return copy(suffix, to: out, at: at)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: lineBound(sharedCount: shared.count)) { out in
+            write(link: link, sequence: sequence, skipped: skipped, shared: shared, to: out, at: 0)
         }
+    }
+
+    /// The most bytes one line takes whose shared segment has `sharedCount` bytes: its
+    /// fixed parts, the segment, and 20 digits (`UInt64.max`) for each of its three decimals.
+    @inlinable
+    public static func lineBound(sharedCount: Int) -> Int {
+        fixedBytes + sharedCount + 3 * 20
+    }
+
+    /// The bytes of a line's fixed parts (its prefix, `,"sequence":` and its end).
+    public static let fixedBytes = prefix.utf8CodeUnitCount + sequenceKey.utf8CodeUnitCount + suffix.utf8CodeUnitCount
+
+    /// Writes one complete Tick line at `at` in `out`, which must have ``lineBound(sharedCount:)``
+    /// bytes of room from `at` on (a caller writing many lines through one pointer, the
+    /// fan-out's outbox, reserves room for all of them at once).
+    /// - Returns: the offset after the line.
+    public static func write(
+        link: UInt64, sequence: UInt64, skipped: UInt64, shared: UnsafeRawBufferPointer, to out: UnsafeMutableRawBufferPointer, at start: Int
+    ) -> Int {
+        precondition(start >= 0 && out.count - start >= lineBound(sharedCount: shared.count), "no room for a tick line")
+        var at = copy(prefix, to: out, at: start)
+        at = writeDecimal(link, to: out, at: at)
+        at = copy(sequenceKey, to: out, at: at)
+        at = writeDecimal(sequence, to: out, at: at)
+        if let source = shared.baseAddress { out.baseAddress!.advanced(by: at).copyMemory(from: source, byteCount: shared.count) }
+        at += shared.count
+        at = writeDecimal(skipped, to: out, at: at)
+        return copy(suffix, to: out, at: at)
     }
 
     /// Copies `text` to `out` at `at`; returns the offset after it.
