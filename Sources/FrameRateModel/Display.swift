@@ -649,12 +649,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var decidedChange: (index: UInt64, time: Duration, rate: Double)?? = nil
         var heldBack: [HeldBackLink] = []
         var resumed: [ResumedLink] = []
+        // The pacers compare in whole nanoseconds: converted once for every link.
+        let pacingTime = LinkPacer.VsyncTime(time: time, period: period)
         for index in links.indices where !links[index].configuration.isPaused {
             let owner = links[index].owner
             // A reported wait ends with this vsync's tick, if it delivers one: for which tick, since when.
             let reportedWait =
                 links[index].pacer.heldBackReported ? (awaited: links[index].pacer.lastDelivered, since: links[index].pacer.lastDeliveredTime) : nil
-            let outcome = links[index].pacer.vsync(index: vsync.index, at: time, period: period, canDeliver: canDeliver(owner))
+            let outcome = links[index].pacer.vsync(index: vsync.index, at: pacingTime, canDeliver: canDeliver(owner))
             guard case .deliver(let sequence, let skipped) = outcome else {
                 if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
                     heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: held.frame, waited: held.waited))

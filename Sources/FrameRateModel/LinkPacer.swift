@@ -12,8 +12,12 @@
 /// never queued; the next tick reports it in `skipped`.
 ///
 /// Times are durations since the display's origin (its first vsync) rather than
-/// instants of the display's clock, so the pacer is not generic: the per-link work of
-/// every vsync runs as concrete `Duration` arithmetic, whatever clock drives the model.
+/// instants of the display's clock, so the pacer is not generic. The times it reports
+/// (the latest tick's, to the attosecond) stay `Duration`s; the per-link comparison of
+/// every vsync (is this link due, how late is it) runs on whole nanoseconds (`Int64`):
+/// `Duration`'s 128-bit attosecond arithmetic was about a tenth of the tick plane's
+/// instructions (`framebench tick-cost` under callgrind), and a nanosecond is far inside
+/// its slack (half a refresh period, and a millionth of an interval).
 struct LinkPacer: Sendable {
     /// What happened to the link at one vsync.
     enum Outcome: Equatable {
@@ -37,8 +41,8 @@ struct LinkPacer: Sendable {
     private(set) var lastFinished: UInt64 = 0
     /// Whether the client paces itself with frame-done reports (set by its first report).
     private(set) var reportsFrameDone = false
-    /// The earliest time of the next tick, since the display's origin: the previous tick's target.
-    private var nextTarget: Duration?
+    /// The earliest time of the next tick, since the display's origin, nanoseconds: the previous tick's target.
+    private var nextTargetNanoseconds: Int64?
     /// When the latest delivered tick's interval started (its `timestamp`), since the display's origin.
     private(set) var lastDeliveredTime: Duration = .zero
     /// The latest delivered tick's interval (`targetTimestamp - timestamp`).
@@ -62,7 +66,7 @@ struct LinkPacer: Sendable {
         self.lastDelivered = checkpoint.lastDelivered
         self.lastFinished = checkpoint.lastFinished
         self.reportsFrameDone = checkpoint.reportsFrameDone
-        self.nextTarget = checkpoint.nextTarget
+        self.nextTargetNanoseconds = checkpoint.nextTarget.map(Self.nanoseconds)
         // From a daemon that did not record it: the latest interval's end, never earlier
         // than the tick, so a wait measured from it is never longer than the real one.
         self.lastDeliveredTime = checkpoint.lastDeliveredTime ?? checkpoint.nextTarget ?? .zero
@@ -74,7 +78,7 @@ struct LinkPacer: Sendable {
     var checkpoint: LinkPacingCheckpoint {
         LinkPacingCheckpoint(
             sequence: sequence, pendingSkips: pendingSkips, lastDelivered: lastDelivered, lastFinished: lastFinished,
-            reportsFrameDone: reportsFrameDone, nextTarget: nextTarget, lastDeliveredTime: lastDeliveredTime,
+            reportsFrameDone: reportsFrameDone, nextTarget: nextTargetNanoseconds.map { .nanoseconds($0) }, lastDeliveredTime: lastDeliveredTime,
             lastDeliveredInterval: lastDeliveredInterval, heldBackReported: heldBackReported
         )
     }
@@ -88,7 +92,7 @@ struct LinkPacer: Sendable {
     /// Forgets pending skips and the last target: a resumed link starts afresh.
     mutating func resume() {
         pendingSkips = 0
-        nextTarget = nil
+        nextTargetNanoseconds = nil
         lastFinished = lastDelivered
         heldBackReported = false
     }
@@ -141,24 +145,60 @@ struct LinkPacer: Sendable {
         return .measured(frameTime: Swift.max(.zero, time - lastDeliveredTime), interval: lastDeliveredInterval)
     }
 
+    /// `duration` in nanoseconds, to the nearest, within ±`Int64.max / 4`: sums and
+    /// doubles of such values cannot overflow, and a sum of two is within a nanosecond of
+    /// the exact one.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let bound = Int64.max / 4
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow, whole > -bound, whole < bound else { return seconds < 0 ? -bound : bound }
+        // |attoseconds| < 10^18, so the rounded quotient is within ±10^9.
+        let half: Int64 = attoseconds < 0 ? -500_000_000 : 500_000_000
+        return Swift.min(bound, Swift.max(-bound, whole + (attoseconds + half) / 1_000_000_000))
+    }
+
     /// Processes the vsync with `index` at `time` (since the display's origin) on a
     /// timeline with `period`; `canDeliver` says whether the link's owner can take a tick now.
     mutating func vsync(index: UInt64, at time: Duration, period: Duration, canDeliver: Bool) -> Outcome {
+        vsync(index: index, at: VsyncTime(time: time, period: period), canDeliver: canDeliver)
+    }
+
+    /// A vsync's time and period, with their whole nanoseconds (``nanoseconds(_:)``):
+    /// converted once per vsync for all of a display's links.
+    struct VsyncTime {
+        let time: Duration
+        let period: Duration
+        let timeNanoseconds: Int64
+        let periodNanoseconds: Int64
+
+        init(time: Duration, period: Duration) {
+            self.time = time
+            self.period = period
+            timeNanoseconds = LinkPacer.nanoseconds(time)
+            periodNanoseconds = LinkPacer.nanoseconds(period)
+        }
+    }
+
+    /// ``vsync(index:at:period:canDeliver:)`` with the vsync's times converted once.
+    mutating func vsync(index: UInt64, at vsync: VsyncTime, canDeliver: Bool) -> Outcome {
         let divisor = cadence.divisor
         // A cadence's divisor is at least 1 (CallbackCadence clamps it), so the conversion is exact.
         guard index % UInt64(divisor) == 0 else { return .notDue }
-        let interval = divisor == 1 ? period : period * divisor
+        let (time, period) = (vsync.timeNanoseconds, vsync.periodNanoseconds)
+        // Both within ±Int64.max / 4 (``nanoseconds(_:)``); a product past it saturates.
+        let product = period.multipliedReportingOverflow(by: Int64(divisor))
+        let interval = divisor == 1 ? period : (product.overflow ? Int64.max / 4 : Swift.min(product.partialValue, Int64.max / 4))
         var intervals: UInt64 = 1
-        if let nextTarget {
+        if let nextTarget = nextTargetNanoseconds {
             let lateness = time - nextTarget
-            // Half a refresh period of slack absorbs rate changes between grids (doubled
-            // rather than halved: `Duration / Int` is generic, and slow on every vsync).
-            if lateness + lateness < .zero - period { return .notDue }
-            if lateness > .zero {
-                intervals += FrameRateMath.wholeNumber((lateness / interval + 1e-6).rounded(.down), clampedTo: 0...(UInt64.max / 4))
+            // Half a refresh period of slack absorbs rate changes between grids.
+            if lateness + lateness < -period { return .notDue }
+            if lateness > 0 && interval > 0 {
+                intervals += FrameRateMath.wholeNumber((Double(lateness) / Double(interval) + 1e-6).rounded(.down), clampedTo: 0...(UInt64.max / 4))
             }
         }
-        nextTarget = time + interval
+        nextTargetNanoseconds = Swift.min(Int64.max / 4, time + interval)
         sequence += intervals
         if isBusy || !canDeliver {
             pendingSkips += intervals
@@ -168,8 +208,9 @@ struct LinkPacer: Sendable {
         pendingSkips = 0
         heldBackReported = false
         lastDelivered = sequence
-        lastDeliveredTime = time
-        lastDeliveredInterval = interval
+        // The reported times stay exact (to the attosecond): a wait is measured from them.
+        lastDeliveredTime = vsync.time
+        lastDeliveredInterval = divisor == 1 ? vsync.period : vsync.period * divisor
         return .deliver(sequence: sequence, skipped: skipped)
     }
 }
