@@ -144,9 +144,7 @@ void cframerated_send_ring_destroy(cframerated_send_ring *ring) {
     free(ring);
 }
 
-int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
-                                   const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
-                                   int32_t *results, uint32_t count) {
+int cframerated_send_ring_send_all(cframerated_send_ring *ring, cframerated_send *sends, const uint8_t *base, uint32_t count) {
     const int32_t unknown = INT32_MIN + 1;
     uint32_t next = 0;
     while (next < count) {
@@ -155,9 +153,9 @@ int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *f
             struct io_uring_sqe *sqe = io_uring_get_sqe(&ring->ring);
             if (sqe == NULL) break;
             uint32_t index = next + queued;
-            results[index] = unknown;
-            io_uring_prep_send(sqe, fds[index], base + offsets[index], lengths[index], MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (fixed[index]) sqe->flags |= IOSQE_FIXED_FILE;
+            sends[index].result = unknown;
+            io_uring_prep_send(sqe, sends[index].fd, base + sends[index].offset, sends[index].length, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (sends[index].fixed) sqe->flags |= IOSQE_FIXED_FILE;
             io_uring_sqe_set_data64(sqe, index);
             queued += 1;
         }
@@ -172,15 +170,15 @@ int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *f
                 // connection is closed), never as unsent (that could repeat bytes); one of a
                 // later chunk never reached the ring, and the caller may send it otherwise.
                 for (uint32_t index = next; index < count; index++) {
-                    if (index >= next + queued) results[index] = CFRAMERATED_SEND_NOT_SUBMITTED;
-                    else if (results[index] == unknown) results[index] = -ECANCELED;
+                    if (index >= next + queued) sends[index].result = CFRAMERATED_SEND_NOT_SUBMITTED;
+                    else if (sends[index].result == unknown) sends[index].result = -ECANCELED;
                 }
                 return entered;
             }
             struct io_uring_cqe *cqe;
             while (io_uring_peek_cqe(&ring->ring, &cqe) == 0) {
                 uint64_t index = io_uring_cqe_get_data64(cqe);
-                if (index >= next && index < next + queued) results[index] = cqe->res;
+                if (index >= next && index < next + queued) sends[index].result = cqe->res;
                 io_uring_cqe_seen(&ring->ring, cqe);
                 completed += 1;
             }

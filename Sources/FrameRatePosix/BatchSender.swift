@@ -61,15 +61,12 @@ public struct BatchSender: ~Copyable {
     public let ringEntries: UInt32
 
     private var ring: SendRing?
-    // Scratch arrays reused from batch to batch (the owner thread only).
-    private var claimed: [Int] = []
-    /// Per claimed segment: the gate word as claimed without the writer (0: claimed through the writer).
-    private var gateWords: [UInt64] = []
-    private var descriptors: [Int32] = []
-    private var offsets: [UInt32] = []
-    private var lengths: [UInt32] = []
-    private var fixed: [UInt8] = []
-    private var results: [Int32] = []
+    /// The batch's claimed sends, one record each (reused from batch to batch; the owner
+    /// thread only): descriptor, registered or not, bytes, the segment's index and the gate
+    /// word as claimed without the writer (0: claimed through the writer). One record, not
+    /// six parallel arrays: queueing a send was six appends, each with its own uniqueness
+    /// and capacity checks (`framebench tick-cost` under callgrind).
+    private var queued: [cframerated_send] = []
 
     /// - Parameters:
     ///   - preferred: the path to use if the kernel allows it (`.sendCalls` never fails).
@@ -99,12 +96,9 @@ public struct BatchSender: ~Copyable {
     ///   allows it is claimed and landed there, without its writer being touched.
     public mutating func send(_ bytes: ByteBuffer, segments: [Segment], gates: TickGates? = nil) {
         precondition(UInt32(exactly: bytes.readableBytes) != nil, "a batch above 4 GiB")
-        claimed.removeAll(keepingCapacity: true)
-        gateWords.removeAll(keepingCapacity: true)
-        descriptors.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        fixed.removeAll(keepingCapacity: true)
+        precondition(UInt32(exactly: segments.count) != nil, "a batch of more than 2^32 sends")
+        queued.removeAll(keepingCapacity: true)
+        queued.reserveCapacity(segments.count)
         // Bound once: an `if let` per segment would retain and release the table each time.
         let gateTable = gates
         for index in segments.indices {
@@ -131,45 +125,33 @@ public struct BatchSender: ~Copyable {
                 break
             }
         }
-        guard !claimed.isEmpty else { return }
+        guard !queued.isEmpty else { return }
         bytes.withUnsafeReadableBytes { base in
             if let ring {
-                results.removeAll(keepingCapacity: true)
-                results.append(contentsOf: repeatElement(0, count: claimed.count))
-                let status = descriptors.withUnsafeBufferPointer { fds in
-                    fixed.withUnsafeBufferPointer { fixed in
-                        offsets.withUnsafeBufferPointer { offsets in
-                            lengths.withUnsafeBufferPointer { lengths in
-                                results.withUnsafeMutableBufferPointer { results in
-                                    cframerated_send_ring_send_all(
-                                        ring.pointer, fds.baseAddress, fixed.baseAddress,
-                                        base.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                        offsets.baseAddress, lengths.baseAddress, results.baseAddress,
-                                        UInt32(truncatingIfNeeded: fds.count)
-                                    )
-                                }
-                            }
-                        }
-                    }
+                let status = queued.withUnsafeMutableBufferPointer { sends in
+                    cframerated_send_ring_send_all(
+                        ring.pointer, sends.baseAddress, base.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        UInt32(truncatingIfNeeded: sends.count)
+                    )
                 }
                 if status < 0 { abandonRing(after: PosixError(errno: -status, call: "io_uring_enter")) }
-                for (slot, index) in claimed.enumerated() {
-                    let segment = segments[index]
+                for send in queued {
+                    let segment = segments[Int(send.segment)]
                     let outcome: SystemCall.SendOutcome
-                    if results[slot] == CFRAMERATED_SEND_NOT_SUBMITTED {
+                    if send.result == CFRAMERATED_SEND_NOT_SUBMITTED {
                         // Its chunk never reached the failed ring: sent now, as on the send path.
                         let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
-                        outcome = SystemCall.send(descriptors[slot], lines)
+                        outcome = SystemCall.send(send.fd, lines)
                     } else {
-                        outcome = SystemCall.SendOutcome(result: Int(results[slot]), requested: segment.length)
+                        outcome = SystemCall.SendOutcome(result: Int(send.result), requested: segment.length)
                     }
-                    land(outcome, segment: segment, gateWord: gateWords[slot], gates: gates, base: base)
+                    land(outcome, segment: segment, gateWord: send.gate_word, gates: gates, base: base)
                 }
             } else {
-                for (slot, index) in claimed.enumerated() {
-                    let segment = segments[index]
+                for send in queued {
+                    let segment = segments[Int(send.segment)]
                     let lines = UnsafeRawBufferPointer(rebasing: base[segment.offset..<(segment.offset + segment.length)])
-                    land(SystemCall.send(descriptors[slot], lines), segment: segment, gateWord: gateWords[slot], gates: gates, base: base)
+                    land(SystemCall.send(send.fd, lines), segment: segment, gateWord: send.gate_word, gates: gates, base: base)
                 }
             }
         }
@@ -206,12 +188,15 @@ extension BatchSender {
     /// - Parameter gateWord: the gate word as claimed (0: claimed through the writer).
     @inline(__always)
     private mutating func queue(_ segment: Segment, index: Int, descriptor: Int32, isFixed: Bool, gateWord: UInt64) {
-        fixed.append(isFixed ? 1 : 0)
-        claimed.append(index)
-        gateWords.append(gateWord)
-        descriptors.append(descriptor)
-        offsets.append(UInt32(truncatingIfNeeded: segment.offset))  // < readableBytes ≤ UInt32.max
-        lengths.append(UInt32(truncatingIfNeeded: segment.length))
+        queued.append(
+            cframerated_send(
+                fd: descriptor, fixed: isFixed ? 1 : 0,
+                offset: UInt32(truncatingIfNeeded: segment.offset),  // < readableBytes ≤ UInt32.max
+                length: UInt32(truncatingIfNeeded: segment.length), result: 0,
+                segment: UInt32(truncatingIfNeeded: index),  // < segments.count ≤ UInt32.max (checked in send)
+                gate_word: gateWord
+            )
+        )
     }
 
     /// Ends one segment's claim: a whole send claimed through the gate ends there, unless

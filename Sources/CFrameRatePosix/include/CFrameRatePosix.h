@@ -83,28 +83,41 @@ unsigned cframerated_send_ring_files(const cframerated_send_ring *ring);
 /// called from any thread. Returns 0 or a negative errno.
 int cframerated_send_ring_set_file(cframerated_send_ring *ring, unsigned slot, int32_t fd);
 
-/// Sends `count` buffers, `lengths[i]` bytes at `base + offsets[i]` to socket `fds[i]` (a
-/// registered-file slot when `fixed[i]` is nonzero), each as one non-blocking
-/// `send(MSG_DONTWAIT | MSG_NOSIGNAL)`, submitted in as few `io_uring_enter` calls as the
-/// ring's size allows (one per `entries` sends), and waits until every one has completed,
-/// which is at once: a non-blocking send completes inline. `results[i]` is the byte count
-/// sent (possibly fewer than offered) or a negative errno (-EAGAIN: nothing fitted). Returns
-/// 0, or a negative errno if the ring itself failed: then every send whose outcome is unknown
-/// is marked -ECANCELED (failed, never "unsent", which could repeat bytes), every send of a
-/// later chunk, which never reached the ring, CFRAMERATED_SEND_NOT_SUBMITTED, and the ring must
-/// not be submitted to again: requests the kernel had not taken stay in its submission queue,
-/// pointing at this call's buffer and descriptors, and the next `io_uring_enter` would send
-/// them. Only the thread that owns the ring may call this.
-/// A `results` entry of cframerated_send_ring_send_all: the send was never given to the ring
+/// One send of a batch for cframerated_send_ring_send_all. The caller fills `fd` (a
+/// registered-file slot when `fixed` is nonzero), `offset` and `length`; the ring writes
+/// `result`. `segment` and `gate_word` are the caller's own bookkeeping, carried along
+/// untouched so that queueing a send is one append of one record.
+typedef struct {
+    int32_t fd;
+    uint8_t fixed;
+    uint32_t offset;
+    uint32_t length;
+    /// Bytes sent (possibly fewer than `length`), or a negative errno (-EAGAIN: nothing fitted).
+    int32_t result;
+    uint32_t segment;
+    uint64_t gate_word;
+} cframerated_send;
+
+/// A `result` of cframerated_send_ring_send_all: the send was never given to the ring
 /// (the ring failed before its chunk), so nothing of it was sent and it may be sent otherwise.
 static const int32_t CFRAMERATED_SEND_NOT_SUBMITTED = INT32_MIN;
 
 /// The ring's own descriptor (for tests that make its submissions fail).
 int cframerated_send_ring_fd(const cframerated_send_ring *ring);
 
-int cframerated_send_ring_send_all(cframerated_send_ring *ring, const int32_t *fds, const uint8_t *fixed,
-                                   const uint8_t *base, const uint32_t *offsets, const uint32_t *lengths,
-                                   int32_t *results, uint32_t count);
+/// Sends `count` buffers, `sends[i].length` bytes at `base + sends[i].offset` to socket
+/// `sends[i].fd`, each as one non-blocking `send(MSG_DONTWAIT | MSG_NOSIGNAL)`, submitted in
+/// as few `io_uring_enter` calls as the ring's size allows (one per `entries` sends), and
+/// waits until every one has completed, which is at once: a non-blocking send completes
+/// inline. Sets every `sends[i].result`. Returns 0, or a negative errno if the ring itself
+/// failed: then every send whose outcome is unknown is marked -ECANCELED (failed, never
+/// "unsent", which could repeat bytes), every send of a later chunk, which never reached the
+/// ring, CFRAMERATED_SEND_NOT_SUBMITTED, and the ring must not be submitted to again:
+/// requests the kernel had not taken stay in its submission queue, pointing at this call's
+/// buffer and descriptors, and the next `io_uring_enter` would send them. Only the thread
+/// that owns the ring may call this.
+int cframerated_send_ring_send_all(cframerated_send_ring *ring, cframerated_send *sends, const uint8_t *base, uint32_t count);
+
 /* A close-on-exec, sealable memory file (memfd_create(2)); -1 and errno on failure. */
 int cframerated_memfd_create(const char *name);
 
