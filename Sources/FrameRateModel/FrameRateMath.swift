@@ -38,6 +38,20 @@ public enum FrameRateMath {
         return equal(refresh / Double(n), rate) ? n : nil
     }
 
+    /// `duration` in whole nanoseconds, to the nearest (halves away from zero), saturating
+    /// at `Int64.min` and `Int64.max` (about ±292 years) instead of trapping: the one
+    /// conversion of a `Duration` to nanoseconds (the wire's times, the pacer's comparisons).
+    public static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        // |attoseconds| < 10^18, so the rounded quotient is below 10^9 in magnitude.
+        let rounded = (attoseconds + (attoseconds < 0 ? -500_000_000 : 500_000_000)) / 1_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        let (sum, overflowSum) = scaled.addingReportingOverflow(rounded)
+        guard !overflowSum else { return scaled < 0 ? .min : .max }
+        return sum
+    }
+
     /// `value` rounded toward zero and clamped into `bounds`; NaN gives `bounds.lowerBound`.
     ///
     /// The model's one conversion from a floating-point quotient to an integer: it never traps,

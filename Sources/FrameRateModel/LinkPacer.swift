@@ -150,12 +150,7 @@ struct LinkPacer: Sendable {
     /// the exact one.
     static func nanoseconds(_ duration: Duration) -> Int64 {
         let bound = Int64.max / 4
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow, whole > -bound, whole < bound else { return seconds < 0 ? -bound : bound }
-        // |attoseconds| < 10^18, so the rounded quotient is within ±10^9.
-        let half: Int64 = attoseconds < 0 ? -500_000_000 : 500_000_000
-        return Swift.min(bound, Swift.max(-bound, whole + (attoseconds + half) / 1_000_000_000))
+        return Swift.min(bound, Swift.max(-bound, FrameRateMath.nanoseconds(duration)))
     }
 
     /// Processes the vsync with `index` at `time` (since the display's origin) on a

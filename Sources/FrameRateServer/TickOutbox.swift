@@ -67,8 +67,6 @@ struct TickOutbox: ~Copyable {
                 chains[chain].count += 1
             }
         }
-        lines.clear()
-        segments.removeAll(keepingCapacity: true)
         shared.clear()
         sharedRanges.removeAll(keepingCapacity: true)
         for var fields in batch.fields {

@@ -82,10 +82,9 @@ public enum WireTime {
         return "\(seconds)." + String(repeating: "0", count: 9 - fraction.count) + fraction
     }
 
-    /// Whole nanoseconds in `duration` (rounded to nearest).
+    /// Whole nanoseconds in `duration` (rounded to nearest, saturating: ``FrameRateMath/nanoseconds(_:)``).
     public static func nanoseconds(of duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return saturatingNanoseconds(seconds: seconds, plus: (attoseconds + 500_000_000) / 1_000_000_000)
+        FrameRateMath.nanoseconds(duration)
     }
 
     /// `seconds * 10^9 + nanoseconds`, saturating at `Int64.min`/`Int64.max` (about ±292
