@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import FrameRateModel
 import NIOCore
 
 /// Closes a connection whose request line does not arrive completely in time, and paces
@@ -72,10 +73,7 @@ final class PartialLineTimeoutHandler: ChannelDuplexHandler {
             deadline = nil
         }
         if length > 0 && deadline == nil {
-            let (seconds, attoseconds) = timeout.components
-            let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-            let amount = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ attoseconds / 1_000_000_000
-            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(amount)) { [timeout] in
+            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(FrameRateMath.nanoseconds(timeout))) { [timeout] in
                 context.fireUserInboundEventTriggered(PartialLineTimedOut(timeout: timeout))
             }
         }
