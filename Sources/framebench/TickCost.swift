@@ -14,8 +14,8 @@ import FrameRateTesting
 ///
 /// Timed natively it gives the step's wall time per delivered tick (user space and the
 /// kernel's sends, with no reader to wake). Run under callgrind, collecting only inside the
-/// step (`make bench` does:
-/// `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*TickEngineC4step2at20previousStepFinished*'`),
+/// step (`Tests/Benchmarks/run.sh` names `TickEngine.step`'s whole mangled symbol: a pattern
+/// ending in `*` also matches the closure inside it, and toggles collection off there),
 /// it gives the instructions the tick plane's user space executes per delivered tick: a
 /// figure that does not move with the machine's load, unlike CPU shares on a shared VM, so
 /// a change to the hot path can be judged by it. Callgrind collects in every step, the
@@ -122,10 +122,9 @@ struct TickCost: ParsableCommand {
         var stepNanoseconds: Int64 = 0
         var ticks = 0
         for _ in 0..<vsyncs {
-            guard let next = server.nextWake else { throw BenchError("the tick plane has nothing to wake for") }
             let begin = System.monotonicNanoseconds()
             // The tick plane's step, then whatever it handed the control loop (nothing, unless the rate changes).
-            server.step(to: max(server.clock.now, next))
+            try server.runNextVsync()
             stepNanoseconds += System.monotonicNanoseconds() - begin
             ticks += drain()
         }
