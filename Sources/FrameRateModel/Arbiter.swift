@@ -49,6 +49,8 @@ public struct Arbiter: Sendable {
         var members: LowestLinks<LinkID>
         /// The lowest-numbered link in the group, named in reasons.
         var representative: LinkVote
+        /// Its id, apart: sorting and comparing by it copies no vote (whose label is reference counted).
+        var lowest: LinkID
         var count: Int { members.total }
     }
 
@@ -168,28 +170,51 @@ public struct Arbiter: Sendable {
         mutating func add(
             link: LinkID, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?, vote: @autoclosure () -> LinkVote
         ) {
+            add(members: CollectionOfOne(link), range: range, entitled: entitled, overrunCeiling: overrunCeiling, vote: vote())
+        }
+
+        /// Counts the voting links `members` (lowest id first, not empty), which all vote
+        /// `range` with the same entitlement and adaptive ceiling (one ``VoteTally`` entry);
+        /// `vote`, the lowest member's, is evaluated only if that link must be named.
+        ///
+        /// Only the lowest ``Decision/listLimit`` members can be listed (among the deciders
+        /// or the limited links): any other has that many lower members. The rest are
+        /// counted without being read, so an entry costs O(listLimit), whatever its size.
+        @inline(__always)
+        mutating func add(
+            members: some RandomAccessCollection<LinkID>, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?,
+            vote: @autoclosure () -> LinkVote
+        ) {
+            guard let lowest = members.first else { return }
+            let listed = members.prefix(Decision.listLimit)
+            let unlisted = members.count - listed.count
+            /// Lists the listed members as limited under `ceiling`, if it limits them.
+            func noteLimited(under ceiling: Ceiling) -> Bool {
+                guard let limit = Arbiter.limit(of: lowest, range: range, under: ceiling) else { return false }
+                if limited.insert(limit) { firstLimited = vote() }
+                for member in listed.dropFirst() {
+                    limited.insert(LinkLimit(link: member, by: limit.by, wanted: limit.wanted, got: limit.got))
+                }
+                limited.countUnlisted(unlisted)
+                return true
+            }
             let ceiling = entitled ? entitledCeiling : plainCeiling
-            if let overrunCeiling, overrunCeiling < (ceiling?.rate ?? .infinity), range.maximum > overrunCeiling {
-                let held = Ceiling(rate: overrunCeiling, by: .overrun)
-                if let limit = Arbiter.limit(of: link, range: range, under: held), limited.insert(limit) { firstLimited = vote() }
-                if entitled && (range.hasPreferredRate || range.minimum > DisplayProfile.entitlementFreeLimit) {
-                    unlocksHighRates = true
-                }
-                groups.add(link: link, range: range.clamped(toAtMost: overrunCeiling), vote: vote())
-                return
-            }
-            var effective = range
-            if let ceiling = entitled ? entitledCeiling : plainCeiling, range.maximum > ceiling.rate {
-                effective = range.clamped(toAtMost: ceiling.rate)
-                if let limit = Arbiter.limit(of: link, range: range, under: ceiling) {
-                    if limited.insert(limit) { firstLimited = vote() }
-                    if ceiling.by == .cap { capPull = Swift.max(capPull, range.hasPreferredRate ? range.preferred : range.minimum) }
-                }
-            }
             if entitled && (range.hasPreferredRate || range.minimum > DisplayProfile.entitlementFreeLimit) {
                 unlocksHighRates = true
             }
-            groups.add(link: link, range: effective, vote: vote())
+            if let overrunCeiling, overrunCeiling < (ceiling?.rate ?? .infinity), range.maximum > overrunCeiling {
+                _ = noteLimited(under: Ceiling(rate: overrunCeiling, by: .overrun))
+                groups.add(members: listed, unlisted: unlisted, range: range.clamped(toAtMost: overrunCeiling), vote: vote())
+                return
+            }
+            var effective = range
+            if let ceiling, range.maximum > ceiling.rate {
+                effective = range.clamped(toAtMost: ceiling.rate)
+                if noteLimited(under: ceiling) && ceiling.by == .cap {
+                    capPull = Swift.max(capPull, range.hasPreferredRate ? range.preferred : range.minimum)
+                }
+            }
+            groups.add(members: listed, unlisted: unlisted, range: effective, vote: vote())
         }
 
         /// Lists `limit` among the limited links (a panel vote's ``LimitReason/velocity``);
@@ -209,11 +234,11 @@ public struct Arbiter: Sendable {
         // indices, so that sorting moves integers rather than groups (each holds arrays and
         // strings, whose copies are reference counted).
         let groups = ballot.groups.groups
-        let ordered = groups.indices.sorted { groups[$0].representative.link < groups[$1].representative.link }
+        let ordered = groups.indices.sorted { groups[$0].lowest < groups[$1].lowest }
         // The reason names at most the first decider (a group's representative) and the first limited link.
         func vote(_ link: LinkID) -> LinkVote? {
             if let first = ballot.firstLimited, first.link == link { return first }
-            return groups.first { $0.representative.link == link }?.representative
+            return groups.first { $0.lowest == link }?.representative
         }
 
         func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
@@ -418,25 +443,34 @@ extension Arbiter {
             Int(truncatingIfNeeded: hash >> UInt64(64 - count.trailingZeroBitCount))
         }
 
-        /// Counts `link` in the group of `range`, creating the group on first sight;
-        /// `vote` is evaluated only when the link becomes the group's representative.
+        /// Counts `listed` (lowest id first, not empty) and `unlisted` more links, all above
+        /// them, in the group of `range`, creating the group on first sight; `vote`, the
+        /// lowest listed link's, is evaluated only when that link becomes the group's representative.
         @inline(__always)
-        mutating func add(link: LinkID, range: FrameRateRange, vote: @autoclosure () -> LinkVote) {
+        mutating func add(
+            members listed: some Collection<LinkID>, unlisted: Int, range: FrameRateRange, vote: @autoclosure () -> LinkVote
+        ) {
+            guard let lowest = listed.first else { return }
             let mask = slots.count - 1
             var slot = Self.slot(range.mixedHash, count: slots.count)
             while true {
                 let entry = Int(slots[slot])
                 if entry == 0 { break }
                 if keys[entry - 1] == range {
-                    groups[entry - 1].members.insert(link)
-                    if link < groups[entry - 1].representative.link { groups[entry - 1].representative = vote() }
+                    for member in listed { groups[entry - 1].members.insert(member) }
+                    groups[entry - 1].members.countUnlisted(unlisted)
+                    if lowest < groups[entry - 1].lowest {
+                        groups[entry - 1].representative = vote()
+                        groups[entry - 1].lowest = lowest
+                    }
                     return
                 }
                 slot = (slot + 1) & mask
             }
             var members = LowestLinks<LinkID>()
-            members.insert(link)
-            groups.append(Group(range: range, members: members, representative: vote()))
+            for member in listed { members.insert(member) }
+            members.countUnlisted(unlisted)
+            groups.append(Group(range: range, members: members, representative: vote(), lowest: lowest))
             keys.append(range)
             slots[slot] = Int32(groups.count)
             if 2 * groups.count > slots.count { grow() }

@@ -48,6 +48,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private(set) var links: [Link] = []
     /// Position of each link in `links`.
     private var positions: [LinkID: Int] = [:]
+    /// The unpaused links grouped by what they vote, kept in step with `links` by
+    /// ``recountVote(at:)`` after every change to a link's vote: what the grid arbitration reads.
+    private var tally = VoteTally()
     /// Each link's frame committed by `Present` and not shown yet.
     private var pendingFrames: [LinkID: PendingFrame] = [:]
     /// Time at each rate and who held it there.
@@ -130,6 +133,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             )
             restored.pacer = LinkPacer(cadence: cadence(of: restored, refresh: checkpoint.refreshRate), restoring: link.pacing)
             links.append(restored)
+            recountVote(at: links.count - 1)
         }
         var table = cadences.take()
         let decision = arbitrate(cadences: &table)
@@ -247,6 +251,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         )
         link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
         links.append(link)
+        recountVote(at: links.count - 1)
         rearbitrate(at: now)
     }
 
@@ -269,6 +274,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if range != nil || (wasPaused && !link.configuration.isPaused) { link.overrun?.forgetFrames() }
         link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
         links[position] = link
+        recountVote(at: position)
         rearbitrate(at: now)
     }
 
@@ -285,6 +291,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         boostEnds[id] = nil
         velocityExpiries[id] = nil
         links.remove(at: position)
+        tally.set(id, to: nil)
         pendingFrames[id] = nil
         residency.linkEnded(id)
         for index in position..<links.count { positions[links[index].id] = index }
@@ -299,6 +306,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         for link in links[first...] where link.owner == owner {
             removed.append(link.id)
             positions[link.id] = nil
+            tally.set(link.id, to: nil)
             pendingFrames[link.id] = nil
             residency.linkEnded(link.id)
             boostEnds[link.id] = nil
@@ -417,6 +425,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             catchUp(to: now)
             guard let moved = positions[id] else { return step }
             links[moved].pacer.setCadence(cadence(of: links[moved], refresh: refreshRate))
+            recountVote(at: moved)
             rearbitrate(at: now)
             return step
         }
@@ -436,6 +445,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         links[position].boost = boost
         boostEnds[id] = boost.end
         links[position].pacer.setCadence(cadence(of: links[position], refresh: refreshRate))
+        recountVote(at: position)
         rearbitrate(at: now)
         return boost.end
     }
@@ -462,6 +472,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 guard let index = positions[id] else { continue }
                 links[index].boost = nil
                 links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
+                recountVote(at: index)
             }
             rearbitrate(at: origin.advanced(by: ended[group.upperBound - 1].value))
         }
@@ -494,19 +505,47 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if nextEventfulVsync.map({ $0 > now }) ?? true { timeline.skipIdle(to: now) }
     }
 
-    /// The arbiter's decision for the current links and caps.
+    /// The arbiter's decision for the current links and caps: one ballot entry per
+    /// distinct vote (``VoteTally``), not per link.
     private func arbitrate(cadences: inout CadenceTable?) -> Decision {
-        // Reads each link's fields in place: no per-link copy, no LinkVote (and label) per link.
-        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
-        for index in links.indices where !links[index].configuration.isPaused {
+        assert(tallyMatchesLinks(), "the vote tally is out of step with the links")
+        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: tally.entries.count)
+        // By index: each entry is read in place (a `for entry in` copy retains and releases its members).
+        for index in tally.entries.indices {
+            let key = tally.entries[index].key
             ballot.add(
-                link: links[index].id, range: links[index].votedRange,
-                entitled: links[index].configuration.hasHighFrameRateEntitlement,
-                overrunCeiling: links[index].overrun?.ceiling,
-                vote: vote(of: links[index])
+                members: tally.entries[index].members, range: key.range, entitled: key.entitled,
+                overrunCeiling: key.overrunCeiling, vote: vote(of: links[positions[tally.entries[index].members[0]]!])
             )
         }
         return markingBoost(arbiter.decide(ballot, cadences: &cadences))
+    }
+
+    /// What link `link` votes, or `nil` when it does not (paused).
+    private static func voteKey(of link: Link) -> VoteTally.Key? {
+        guard !link.configuration.isPaused else { return nil }
+        return VoteTally.Key(
+            range: link.votedRange, entitled: link.configuration.hasHighFrameRateEntitlement, overrunCeiling: link.overrun?.ceiling
+        )
+    }
+
+    /// Counts the link at `position` in the tally again, after a change to its vote (its
+    /// range, pause, entitlement, boost or adaptive ceiling).
+    private mutating func recountVote(at position: Int) {
+        tally.set(links[position].id, to: Self.voteKey(of: links[position]))
+    }
+
+    /// Whether the tally counts exactly the links' votes: checked before every
+    /// arbitration in debug builds (the tests), where a change that forgot
+    /// ``recountVote(at:)`` would otherwise arbitrate a stale vote.
+    private func tallyMatchesLinks() -> Bool {
+        var voting = 0
+        for link in links {
+            let key = Self.voteKey(of: link)
+            guard tally.key(of: link.id) == key else { return false }
+            if key != nil { voting += 1 }
+        }
+        return voting == tally.count
     }
 
     /// `decision` with ``Decision/boosted`` set when one of its listed deciders is boosted.

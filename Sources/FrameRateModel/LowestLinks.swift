@@ -70,4 +70,13 @@ struct LowestLinks<Element: LinkKeyed> {
         largest = rest.last?.linkKey ?? key
         return isLowest
     }
+
+    /// Counts `count` entries that cannot be listed: each has at least ``Decision/listLimit``
+    /// lower ones among those inserted already (the rest of a sorted run whose first
+    /// `listLimit` were inserted).
+    @inline(__always)
+    mutating func countUnlisted(_ count: Int) {
+        assert(count == 0 || total >= Decision.listLimit, "unlisted entries before the list is full")
+        total += count
+    }
 }

@@ -1,0 +1,152 @@
+import FrameRateTesting
+import Testing
+
+@testable import FrameRateModel
+
+/// The tally a display keeps of its links' votes (`VoteTally`), and the arbitration that
+/// reads it: one ballot entry per distinct vote decides exactly as one vote per link does
+/// (`Arbiter.decide(votes:caps:)`).
+@Suite struct VoteTallyTests {
+    static func key(_ preferred: Double, entitled: Bool = false) throws -> VoteTally.Key {
+        VoteTally.Key(range: try FrameRateRange(minimum: 10, maximum: 120, preferred: preferred), entitled: entitled, overrunCeiling: nil)
+    }
+
+    static func members(_ tally: VoteTally) -> [Double: [UInt64]] {
+        Dictionary(uniqueKeysWithValues: tally.entries.map { ($0.key.range.preferred, $0.members.map(\.rawValue)) })
+    }
+
+    @Test("links join, move between and leave entries; members stay sorted; an emptied entry goes and the last takes its place")
+    func entries() throws {
+        var tally = VoteTally()
+        let (a, b, c) = (try Self.key(30), try Self.key(60), try Self.key(120))
+        for (id, key) in [(5, a), (2, a), (9, a), (3, b), (7, c)] as [(UInt64, VoteTally.Key)] { tally.set(LinkID(rawValue: id), to: key) }
+        #expect(Self.members(tally) == [30: [2, 5, 9], 60: [3], 120: [7]])
+        #expect(tally.count == 5)
+        // The same vote again changes nothing.
+        tally.set(LinkID(rawValue: 5), to: a)
+        #expect(Self.members(tally) == [30: [2, 5, 9], 60: [3], 120: [7]])
+        // Moving a middle member keeps both entries sorted.
+        tally.set(LinkID(rawValue: 5), to: c)
+        #expect(Self.members(tally) == [30: [2, 9], 60: [3], 120: [5, 7]])
+        // Emptying the first entry (60 Hz is not first; remove 30 Hz's members) moves the last entry into its place.
+        tally.set(LinkID(rawValue: 2), to: nil)
+        tally.set(LinkID(rawValue: 9), to: nil)
+        #expect(Self.members(tally) == [60: [3], 120: [5, 7]])
+        #expect(tally.entries.count == 2 && tally.count == 3)
+        #expect(tally.key(of: LinkID(rawValue: 9)) == nil && tally.key(of: LinkID(rawValue: 7)) == c)
+        // The moved entry is still found by its key.
+        tally.set(LinkID(rawValue: 1), to: c)
+        tally.set(LinkID(rawValue: 4), to: b)
+        #expect(Self.members(tally) == [60: [3, 4], 120: [1, 5, 7]])
+        // Removing a link that does not vote is nothing.
+        tally.set(LinkID(rawValue: 42), to: nil)
+        #expect(tally.count == 5)
+    }
+
+    /// What the test knows of one live link, to build its vote afresh.
+    struct Live {
+        var range: FrameRateRange
+        var entitled: Bool
+        var paused: Bool
+        var label: String?
+        var owner: OwnerID
+        /// The boost's range and end (since the compositor's start), while boosted.
+        var boost: (range: FrameRateRange, end: Duration)?
+    }
+
+    @Test(
+        "a display's tally decides as one vote per link through 3,000 registrations, updates, pauses, boosts, cap changes and closes",
+        arguments: [3, 4] as [UInt64])
+    func tallyDecidesAsVotesPerLink(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        var harness = Harness()
+        let arbiter = Arbiter(profile: .promotionPhone)
+        let owners = (1...3).map { OwnerID(rawValue: $0) }
+        var live: [LinkID: Live] = [:]
+        var caps = DisplayCaps()
+        var rules: Set<ArbitrationRule> = []
+        var largestEntry = 0
+        var mostLimited = 0
+        // A few ranges, often repeated, so entries grow past the 16 a decision lists; and
+        // some with a preference above 60 Hz, which the entitlement and caps limit.
+        let ranges = try [(10, 120, 0), (30, 60, 60), (60, 120, 120), (80, 120, 120), (24, 48, 30), (10, 60, 48), (48, 120, 90)]
+            .map { try FrameRateRange(minimum: Double($0.0), maximum: Double($0.1), preferred: Double($0.2)) }
+        for step in 0..<3000 {
+            harness.clock.advance(by: .milliseconds(Int.random(in: 0..<40, using: &rng)))
+            let now = harness.compositor.start.duration(to: harness.clock.now)
+            // Every change first ends the boosts that ended by now (the display catches up).
+            for id in live.keys where live[id]!.boost.map({ $0.end <= now }) ?? false { live[id]!.boost = nil }
+            let target = (step / 300) % 2 == 0 ? 12 : 200
+            let action = live.count < target ? 0 : live.count > target + 4 ? 3 : Int.random(in: 0..<8, using: &rng)
+            switch action {
+            case 0, 1:
+                let range = ranges.randomElement(using: &rng)!
+                let entitled = Bool.random(using: &rng)
+                let paused = Int.random(in: 0..<6, using: &rng) == 0
+                let owner = owners.randomElement(using: &rng)!
+                let label = "l\(step % 7)"
+                let status = try harness.compositor.register(
+                    owner: owner,
+                    configuration: DisplayLinkConfiguration(range: range, isPaused: paused, hasHighFrameRateEntitlement: entitled, label: label),
+                    at: harness.clock.now
+                )
+                live[status.link] = Live(range: range, entitled: entitled, paused: paused, label: label, owner: owner)
+            case 2:
+                let link = live.keys.randomElement(using: &rng)!
+                let range = Bool.random(using: &rng) ? ranges.randomElement(using: &rng)! : nil
+                let paused = range == nil ? !live[link]!.paused : nil
+                _ = try harness.compositor.update(link: link, owner: live[link]!.owner, range: range, paused: paused, at: harness.clock.now)
+                if let range { live[link]!.range = range }
+                if let paused { live[link]!.paused = paused }
+            case 3:
+                let link = live.keys.randomElement(using: &rng)!
+                try harness.compositor.invalidate(link: link, owner: live[link]!.owner, at: harness.clock.now)
+                live[link] = nil
+            case 4:
+                let link = live.keys.randomElement(using: &rng)!
+                guard live[link]!.boost == nil else { continue }
+                let range = ranges.randomElement(using: &rng)!
+                let (_, until) = try harness.compositor.boost(
+                    link: link, owner: live[link]!.owner, duration: .milliseconds(Int.random(in: 20..<200, using: &rng)), range: range,
+                    at: harness.clock.now
+                )
+                live[link]!.boost = (range, harness.compositor.start.duration(to: until))
+            case 5:
+                caps.lowPowerMode = Bool.random(using: &rng)
+                caps.thermalState = Bool.random(using: &rng) ? .nominal : .serious
+                let chosen = caps
+                _ = try harness.compositor.setCaps(display: harness.display, at: harness.clock.now) { $0 = chosen }
+            case 6 where step % 50 == 6:
+                // An owner's connection closes.
+                let owner = owners.randomElement(using: &rng)!
+                _ = harness.compositor.removeLinks(of: owner, at: harness.clock.now)
+                live = live.filter { $0.value.owner != owner }
+            default:
+                // A same-vote update: nothing moves in the tally.
+                let link = live.keys.randomElement(using: &rng)!
+                _ = try harness.compositor.update(link: link, owner: live[link]!.owner, range: live[link]!.range, at: harness.clock.now)
+            }
+            let votes = live.filter { !$0.value.paused }.map { id, link in
+                var vote = LinkVote(link: id, range: link.boost?.range ?? link.range, hasHighFrameRateEntitlement: link.entitled, label: link.label)
+                vote.isBoosted = link.boost != nil
+                return vote
+            }
+            let fresh = arbiter.decide(votes: votes, caps: caps)
+            let kept = try harness.compositor.decision(of: harness.display)
+            #expect(
+                kept.rate == fresh.rate && kept.rule == fresh.rule && kept.deciders == fresh.deciders
+                    && kept.deciderCount == fresh.deciderCount && kept.limited == fresh.limited
+                    && kept.limitedCount == fresh.limitedCount && kept.cap == fresh.cap && kept.reason == fresh.reason,
+                "step \(step): kept \(kept.reason) / fresh \(fresh.reason)"
+            )
+            rules.insert(fresh.rule)
+            largestEntry = max(largestEntry, Dictionary(grouping: votes, by: { [$0.range.minimum, $0.range.maximum, $0.range.preferred, $0.hasHighFrameRateEntitlement ? 1 : 0] }).values.map(\.count).max() ?? 0)
+            mostLimited = max(mostLimited, fresh.limitedCount)
+        }
+        // The run went where the tally's shortcuts matter: entries longer than a decision's
+        // lists, more limited links than it lists, and several rules.
+        #expect(largestEntry > Decision.listLimit, "largest entry \(largestEntry)")
+        #expect(mostLimited > Decision.listLimit, "most limited \(mostLimited)")
+        #expect(rules.count >= 3, "\(rules)")
+    }
+}
