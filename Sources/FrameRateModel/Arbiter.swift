@@ -243,17 +243,15 @@ public struct Arbiter: Sendable {
 
         func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
             var deciders = LowestLinks<LinkID>()
-            var deciderCount = 0
-            for index in holders {
-                for member in groups[ordered[index]].members.items { deciders.insert(member) }
-                deciderCount += groups[ordered[index]].count
-            }
+            for index in holders { deciders.merge(groups[ordered[index]].members) }
+            let listed = deciders.items
+            let deciderCount = deciders.total
             let limited = ballot.limited.items
             // The links the sentence names (at most two), kept so it can be said again
             // without their labels (``Decision/reason(showingLabelOf:)``).
             var named: [LinkVote] = []
             let reason = DecisionReason.sentence(
-                rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
+                rate: rate, rule: rule, deciders: listed, deciderCount: deciderCount, cap: cap,
                 limited: limited, limitedCount: ballot.limited.total
             ) { link in
                 guard let vote = vote(link) else { return "\(link)" }
@@ -261,7 +259,7 @@ public struct Arbiter: Sendable {
                 return vote.reasonName
             }
             return Decision(
-                rate: rate, rule: rule, deciders: deciders.items, deciderCount: deciderCount, cap: cap,
+                rate: rate, rule: rule, deciders: listed, deciderCount: deciderCount, cap: cap,
                 limited: limited, limitedCount: ballot.limited.total, pending: nil, reason: reason, named: named
             )
         }

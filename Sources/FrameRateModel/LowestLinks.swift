@@ -79,4 +79,18 @@ struct LowestLinks<Element: LinkKeyed> {
         assert(count == 0 || total >= Decision.listLimit, "unlisted entries before the list is full")
         total += count
     }
+
+    /// Counts every entry `other` counted and lists those among the lowest. `other` is
+    /// sorted, so the walk stops at its first entry that cannot be listed: O(the entries
+    /// listed) at most, without building `other`'s ``items``.
+    mutating func merge(_ other: LowestLinks<Element>) {
+        guard let first = other.lowest else { return }
+        let counted = total + other.total
+        insert(first)
+        for element in other.rest {
+            if total >= Decision.listLimit && !(element.linkKey < largest) { break }
+            insert(element)
+        }
+        total = counted
+    }
 }
