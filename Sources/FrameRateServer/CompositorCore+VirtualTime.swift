@@ -54,11 +54,7 @@ extension CompositorCore {
     /// between steps, and `now` in the state must be exact).
     func stateEdition(generation: UInt64, elapsed: Duration) -> StateEdition {
         guard virtualTime != nil else { return StateEdition(generation: generation) }
-        let (seconds, attoseconds) = elapsed.components
-        return StateEdition(
-            generation: generation,
-            virtualInstant: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000
-        )
+        return StateEdition(generation: generation, virtualInstant: elapsed)
     }
 
     /// Logs that the links' unanswered ticks outlasted `--virtual-timeout` and time moved on.

@@ -70,11 +70,11 @@ struct EncodedStateCache<Edition: Equatable> {
 /// steps, and `now` in the state must be exact).
 struct StateEdition: Equatable {
     let generation: UInt64
-    /// The virtual instant in nanoseconds since the start; `nil` on the real clock, where
-    /// the cache's lifetime bounds how old a reused encoding is.
-    let virtualInstant: Int64?
+    /// The virtual instant, as the exact time since the compositor's start; `nil` on the
+    /// real clock, where the cache's lifetime bounds how old a reused encoding is.
+    let virtualInstant: Duration?
 
-    init(generation: UInt64, virtualInstant: Int64? = nil) {
+    init(generation: UInt64, virtualInstant: Duration? = nil) {
         self.generation = generation
         self.virtualInstant = virtualInstant
     }
