@@ -157,7 +157,10 @@ typedef struct fr_presented {
     uint64_t link;            /* the link's id, fr_link_id */
     uint64_t sequence;        /* the tick whose frame it was (the link's tick numbering) */
     double presented_time;    /* the vsync that showed it, s, CLOCK_MONOTONIC; 0 if dropped */
-    double expected_time;     /* the tick's target_timestamp, s, CLOCK_MONOTONIC */
+    double expected_time;     /* when it should have been shown, s, CLOCK_MONOTONIC: the tick's
+                                 target_presentation_timestamp (its target_timestamp at frame
+                                 latency 1), or, after fr_present_vsync, that timeline entry's
+                                 presentation_time */
     double hitch;             /* max(0, presented_time - expected_time), s; 0 if dropped */
     int dropped;              /* 1: a newer fr_present replaced it before a vsync showed it */
 } fr_presented;
@@ -232,7 +235,8 @@ typedef void (*fr_tick_fn)(fr_link *link, const fr_tick *tick, void *user);
 /* An event of `watch`; event is NULL once the watch has ended. */
 typedef void (*fr_event_fn)(fr_watch *watch, const fr_event *event, void *user);
 /* The answer to fr_call_async: rc FR_OK with result_json (compact JSON), FR_ERPC
- * with error, or FR_ERECONNECTING / FR_ECLOSED when the connection dropped first. */
+ * with error, FR_ETIMEDOUT when no answer came within the request timeout, or
+ * FR_ERECONNECTING / FR_ECLOSED when the connection dropped first. */
 typedef void (*fr_reply_fn)(fr_conn *conn, int rc, const char *result_json, const fr_error *error, void *user);
 
 /* A sentence for an fr_err. */
@@ -267,7 +271,9 @@ FR_API int fr_set_reconnect_policy(fr_conn *conn, const fr_reconnect_policy *pol
  * (0.5: no jitter): min(maximum, initial * multiplier^attempt) * (1 + jitter * (2 * random - 1)),
  * at most maximum_delay_ms. A pure function: the library calls it with a random number. */
 FR_API double fr_reconnect_delay_ms(const fr_reconnect_policy *policy, unsigned attempt, double random);
-/* How long a request waits for its answer (ms; default 5000). A Register that times out
+/* How long a request waits for its answer (ms, < 0 forever; default 5000): a blocking
+ * call then returns FR_ETIMEDOUT, and an fr_call_async gets FR_ETIMEDOUT from
+ * fr_dispatch (the timeout in force when it was sent counts). A Register that times out
  * leaves no link behind: if its reply still comes, the library invalidates the link. */
 FR_API int fr_set_request_timeout(fr_conn *conn, int timeout_ms);
 FR_API const char *fr_conn_path(const fr_conn *conn);
@@ -279,13 +285,16 @@ FR_API int fr_fd(const fr_conn *conn);
  * the descriptor with epoll. */
 FR_API unsigned fr_fd_generation(const fr_conn *conn);
 /* How long an event loop may wait before calling fr_dispatch, ms: -1 (wait for
- * fr_fd() to be readable), 0 (call it now: buffered lines, queued callbacks, or
- * the connection closed for good) or the time until the next reconnect attempt. */
+ * fr_fd() to be readable), 0 (call it now: buffered lines, queued callbacks, an
+ * fr_call_async past its timeout, or the connection closed for good), the time until
+ * the earliest fr_call_async awaiting its answer times out (fr_set_request_timeout),
+ * or, while the connection is down, the time until the next reconnect attempt. */
 FR_API int fr_timeout_ms(const fr_conn *conn);
 /* Reads what the socket has without blocking (or makes a due reconnect attempt)
- * and calls the callbacks: fr_call_async replies, ticks of links with a tick
- * callback, events of watches with an event callback. Returns FR_OK, or the
- * error of a connection closed for good (FR_ECLOSED, or the give-up reason). */
+ * and calls the callbacks: fr_call_async replies (FR_ETIMEDOUT for those whose
+ * timeout passed without one), ticks of links with a tick callback, events of
+ * watches with an event callback. Returns FR_OK, or the error of a connection
+ * closed for good (FR_ECLOSED, or the give-up reason). */
 FR_API int fr_dispatch(fr_conn *conn);
 /* How many times the connection was re-established. */
 FR_API unsigned fr_reconnects(const fr_conn *conn);
@@ -311,7 +320,8 @@ FR_API int fr_next_tick(fr_link *link, fr_tick *tick, int timeout_ms);
 FR_API int fr_set_tick_callback(fr_link *link, fr_tick_fn fn, void *user);
 
 /* DisplayLink/FrameDone as a notification: the frame for tick `sequence` is done.
- * Dropped (FR_OK) while reconnecting. */
+ * Dropped (FR_OK) while reconnecting; a tick from before the latest re-registration
+ * is sent as sequence 0, which only turns overrun pacing on. */
 FR_API int fr_frame_done(fr_link *link, uint64_t sequence);
 
 /* fr_frame_done with `content_velocity`: the speed of the frame's fastest-moving
@@ -326,7 +336,11 @@ FR_API int fr_frame_done_velocity(fr_link *link, uint64_t sequence, double conte
  * now, `at` (s, CLOCK_MONOTONIC; < 0 for none: present(at:)) and the previous
  * shown frame plus `after_minimum_duration` (s; < 0 for none), and answers with
  * Presented (fr_next_presented). Counts as fr_frame_done. Dropped (FR_OK) while
- * reconnecting. */
+ * reconnecting. A tick from before the latest re-registration (the daemon now
+ * serving the link never sent it; Present names a tick it sent) cannot be
+ * presented: its frame is reported as finished instead, as fr_frame_done reports
+ * such a tick (FrameDone with sequence 0, and the content velocity), so it is not
+ * shown and no Presented comes for it. */
 FR_API int fr_present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration);
 
 /* fr_present aimed at one of the tick's timelines (fr_tick.timelines[i].vsync_id):
@@ -384,10 +398,14 @@ FR_API int fr_link_error(const fr_link *link, fr_error *why);
  * is not UTF-8 or params that are not one JSON value on one line. */
 FR_API int fr_call(fr_conn *conn, const char *method, const char *params_json, char **result_json);
 FR_API void fr_free(void *pointer);
-/* The same request without waiting: fn gets the answer from fr_dispatch (or from
- * a blocking call that read it). FR_ERECONNECTING at once while the connection
- * is down; a drop before the answer calls fn with FR_ERECONNECTING (or FR_ECLOSED).
- * fr_close drops pending replies without calling fn. */
+/* The same request without waiting: fn gets the answer from fr_dispatch (a blocking
+ * call may read it first; fr_dispatch still makes the call). Without an answer within
+ * the request timeout (fr_set_request_timeout, as set when sent) fr_dispatch calls fn
+ * with FR_ETIMEDOUT, a stopped or wedged daemon included: fr_timeout_ms counts down to
+ * that deadline, and a later answer is ignored (a Register's link is invalidated).
+ * FR_ERECONNECTING at once while the connection is down; a drop before the answer
+ * calls fn with FR_ERECONNECTING (or FR_ECLOSED). fr_close drops pending replies
+ * without calling fn. */
 FR_API int fr_call_async(fr_conn *conn, const char *method, const char *params_json, fr_reply_fn fn, void *user);
 
 /* Compositor/Watch: subscribes to compositor events. *state_json (if not NULL)

@@ -110,6 +110,9 @@ typedef struct async_call {
     uint64_t id;
     fr_reply_fn fn;
     void *user;
+    int64_t deadline;        /* CLOCK_MONOTONIC ms by which the answer must come (the request
+                              * timeout when sent), or -1: none */
+    int is_register;         /* a Register: a reply after the deadline is invalidated */
     int done;
     int rc;
     char *result;            /* FR_OK: the result's JSON */
@@ -688,8 +691,9 @@ static void link_push_presented(fr_link *link, fr_presented frame) {
     link->presented_count++;
 }
 
-/* The daemon's sequence for the application's (FrameDone): 0 for one from
- * before the current registration, which only turns overrun pacing on. */
+/* The daemon's sequence for the application's (FrameDone, Present): 0 for one from
+ * before the current registration (or while its first tick is awaited), which
+ * FrameDone accepts (it only turns overrun pacing on) and Present does not (see present). */
 static uint64_t daemon_sequence(const fr_link *link, uint64_t sequence) {
     if (link->gap != GAP_NONE || sequence < link->app_base) return 0;
     return link->daemon_base + (sequence - link->app_base);
@@ -1110,7 +1114,7 @@ static int conn_pump(fr_conn *conn, int64_t deadline) {
         if (deadline >= 0) {
             int64_t left = deadline - now_ms();
             if (left < 0) left = 0;
-            timeout = left > 1000000 ? 1000000 : (int)left;
+            timeout = left > 1000000 ? 1000000 : (int)left; /* a longer wait is made in slices */
         }
         struct pollfd pfd = { conn->fd, POLLIN, 0 };
         int ready = poll(&pfd, 1, timeout);
@@ -1119,6 +1123,8 @@ static int conn_pump(fr_conn *conn, int64_t deadline) {
             conn_lost(conn, FR_EIO);
             return FR_EIO;
         }
+        /* A slice (or a poll that woke early) ended before the deadline: wait on. */
+        if (ready == 0 && deadline >= 0 && now_ms() < deadline) continue;
         if (ready == 0) return FR_ETIMEDOUT;
         break;
     }
@@ -1637,11 +1643,17 @@ static int present(fr_link *link, uint64_t sequence, double at, double after_min
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
     if (conn->fd < 0 || !link->bound) return FR_OK; /* reconnecting: dropped */
+    uint64_t wire = daemon_sequence(link, sequence);
+    /* A tick from before the latest re-registration: the daemon now serving the link never
+     * sent it, and Present needs a tick it sent (sequence >= 1). The frame is reported as
+     * finished instead, as fr_frame_done reports such a tick (FrameDone 0, which keeps the
+     * pacing a Present gives); it is not shown and gets no Presented. */
+    if (wire == 0) return fr_frame_done_velocity(link, sequence, content_velocity);
     sb s = { 0 };
     sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"" M_PRESENT "\",\"params\":{\"link\":");
     sb_u64(&s, link->daemon_id);
     sb_puts(&s, ",\"sequence\":");
-    sb_u64(&s, daemon_sequence(link, sequence));
+    sb_u64(&s, wire);
     if (at >= 0) {
         sb_puts(&s, ",\"at\":");
         sb_double(&s, at);
@@ -2048,6 +2060,8 @@ int fr_call_async(fr_conn *conn, const char *method, const char *params_json, fr
     call->id = conn->next_id++;
     call->fn = fn;
     call->user = user;
+    call->deadline = conn->request_timeout_ms < 0 ? -1 : now_ms() + conn->request_timeout_ms;
+    call->is_register = strcmp(method, M_REGISTER) == 0;
     rc = send_request(conn, call->id, method, params_json);
     if (rc != FR_OK) {
         free(call);
@@ -2070,12 +2084,40 @@ static int has_deliveries(const fr_conn *conn) {
     return 0;
 }
 
+/* The earliest deadline of an fr_call_async still awaiting its answer, or -1. */
+static int64_t earliest_async_deadline(const fr_conn *conn) {
+    int64_t earliest = -1;
+    for (const async_call *call = conn->asyncs; call; call = call->next)
+        if (!call->done && call->deadline >= 0 && (earliest < 0 || call->deadline < earliest)) earliest = call->deadline;
+    return earliest;
+}
+
+/* fr_call_async requests whose answer did not come by their deadline: done with
+ * FR_ETIMEDOUT (a late answer is ignored; a Register's creates a link that is invalidated). */
+static void expire_asyncs(fr_conn *conn) {
+    int64_t now = -1;
+    for (async_call *call = conn->asyncs; call; call = call->next) {
+        if (call->done || call->deadline < 0) continue;
+        if (now < 0) now = now_ms();
+        if (call->deadline > now) continue;
+        call->done = 1;
+        call->rc = FR_ETIMEDOUT;
+        if (call->is_register && conn->fd >= 0) abandon_register(conn, call->id);
+    }
+}
+
 int fr_timeout_ms(const fr_conn *conn) {
     if (conn == NULL) return -1;
     if (conn->fatal || has_line(conn) || has_deliveries(conn)) return 0;
-    if (conn->fd >= 0 && !conn->lost) return -1;
-    if (!can_reconnect(conn)) return 0;
-    int64_t left = conn->next_attempt - now_ms();
+    int64_t until;
+    if (conn->fd >= 0 && !conn->lost) {
+        until = earliest_async_deadline(conn); /* an fr_call_async times out then */
+        if (until < 0) return -1;
+    } else {
+        if (!can_reconnect(conn)) return 0;
+        until = conn->next_attempt;
+    }
+    int64_t left = until - now_ms();
     return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
@@ -2127,6 +2169,7 @@ int fr_dispatch(fr_conn *conn) {
     } else if (!conn->fatal) {
         conn_check(conn); /* makes the reconnect attempt if one is due */
     }
+    expire_asyncs(conn); /* after reading: an answer that came in time is taken */
     deliver(conn);
     return conn->fatal ? conn->fatal_err : FR_OK;
 }

@@ -764,6 +764,56 @@ static void test_reconnect_after_restart(void) {
     fr_close(conn);
 }
 
+/* Whether GetState shows the link labelled `label` waiting for a frame (awaitingFrame),
+ * polled for up to `seconds` (the state's encoding is reused for up to 100 ms). */
+static int awaits_frame(fr_conn *conn, const char *label, double seconds) {
+    double deadline = now_s() + seconds;
+    for (;;) {
+        fr_json_doc *state = get_state(conn);
+        const fr_json *entry = state ? state_link(state, label) : NULL;
+        const fr_json *awaiting = entry ? fr_json_get(entry, "awaitingFrame") : NULL;
+        int waits = awaiting && awaiting->type == FR_JSON_OBJECT;
+        fr_json_free(state);
+        if (waits || now_s() >= deadline) return waits;
+        sleep_s(0.02);
+    }
+}
+
+/* fr_present of a tick from before a restart: the new daemon never sent it, and Present
+ * needs a tick it sent (sequence >= 1; the library used to send 0, which the daemon
+ * refuses without a word to a notification). The frame is reported as finished instead
+ * (FrameDone 0), which turns pacing on as the Present would have: the link's latest
+ * tick, unanswered, holds it back, and GetState says so. */
+static void test_present_of_a_tick_from_before_a_restart(void) {
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 60, 60, 60, 0, 0, "c-stale-present");
+    fr_tick old, before, after;
+    CHECK(fr_next_tick(link, &old, 2000) == FR_OK);
+    daemon_restart(&daemon_);
+    if (ticks_across_restart(link, old, &before, &after) == 0) {
+        CHECK(fr_present(link, old.sequence, -1, -1) == FR_OK);
+        CHECK_MSG(awaits_frame(conn, "c-stale-present", 5), "the stale frame did not turn pacing on");
+        /* The awaited tick is the latest received (no tick came since): presenting it, a
+         * tick of this daemon, shows it and lets the link tick again. */
+        fr_tick latest = after, tick;
+        while (fr_next_tick(link, &tick, 0) == FR_OK) latest = tick;
+        CHECK(fr_present(link, latest.sequence, -1, -1) == FR_OK);
+        int shown = 0;
+        fr_presented frame;
+        for (int i = 0; i < 20 && !shown; i++) {
+            if (fr_next_tick(link, &tick, 2000) != FR_OK) break;
+            while (fr_next_presented(link, &frame) == FR_OK) {
+                CHECK_MSG(frame.sequence > old.sequence, "a Presented for tick %llu", (unsigned long long)frame.sequence);
+                if (frame.sequence == latest.sequence) shown = !frame.dropped;
+            }
+            CHECK(fr_present(link, tick.sequence, -1, -1) == FR_OK);
+        }
+        CHECK_MSG(shown, "no Presented for tick %llu", (unsigned long long)latest.sequence);
+    }
+    CHECK(fr_invalidate(link) == FR_OK);
+    fr_close(conn);
+}
+
 static void test_ids_stay_unique_after_a_restart(void) {
     daemon_restart(&daemon_); /* a fresh daemon numbers links from 1 */
     fr_conn *conn = connect_ok();
@@ -906,6 +956,7 @@ int main(void) {
     RUN(test_raw_calls);
     RUN(test_invalidate);
     RUN(test_reconnect_after_restart);
+    RUN(test_present_of_a_tick_from_before_a_restart);
     RUN(test_ids_stay_unique_after_a_restart);
     RUN(test_connection_limit_is_reported);
     RUN(test_connect_to_a_full_backlog_times_out);

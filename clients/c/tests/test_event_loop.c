@@ -270,6 +270,44 @@ static void test_calls_fail_at_once_while_the_daemon_is_gone(void) {
     fr_close(conn);
 }
 
+/* An fr_call_async to a daemon that is stopped (SIGSTOP: it keeps the connection and
+ * never answers) completes with FR_ETIMEDOUT after the request timeout: fr_timeout_ms
+ * counts down to it, and fr_dispatch calls back. It used to wait for ever (fr_timeout_ms
+ * said -1 while connected). */
+static void test_async_call_to_a_stopped_daemon_times_out(void) {
+    fr_conn *conn = connect_ok();
+    CHECK(fr_set_request_timeout(conn, 300) == FR_OK);
+    kill(daemon_.pid, SIGSTOP);
+    int status;
+    CHECK(waitpid(daemon_.pid, &status, WUNTRACED) == daemon_.pid && WIFSTOPPED(status));
+    reply_log reply = { 0 }, later = { 0 };
+    double sent = now_s();
+    CHECK(fr_call_async(conn, "grpc.health.v1.Health/Check", NULL, on_reply, &reply) == FR_OK);
+    CHECK(fr_set_request_timeout(conn, 5000) == FR_OK); /* the timeout in force at the send counts */
+    int timeout = fr_timeout_ms(conn);
+    CHECK_MSG(timeout >= 0 && timeout <= 300, "fr_timeout_ms %d", timeout);
+    CHECK(fr_call_async(conn, "grpc.health.v1.Health/Check", NULL, on_reply, &later) == FR_OK);
+    timeout = fr_timeout_ms(conn);
+    CHECK_MSG(timeout >= 0 && timeout <= 300, "fr_timeout_ms %d: the earliest deadline counts", timeout);
+    /* Only fr_timeout_ms decides how long the loop sleeps. */
+    while (reply.count == 0 && now_s() - sent < 3) {
+        int wait = fr_timeout_ms(conn);
+        struct pollfd p = { fr_fd(conn), POLLIN, 0 };
+        poll(&p, 1, wait < 0 || wait > 3000 ? 3000 : wait);
+        CHECK(fr_dispatch(conn) == FR_OK);
+    }
+    double elapsed = now_s() - sent;
+    CHECK_MSG(reply.count == 1 && reply.rc == FR_ETIMEDOUT, "%d calls back, %s", reply.count, fr_strerror(reply.rc));
+    CHECK_MSG(elapsed >= 0.29 && elapsed < 2, "timed out after %.3f s", elapsed);
+    CHECK(later.count == 0); /* its own timeout (5 s) has not passed */
+    kill(daemon_.pid, SIGCONT);
+    /* Back: the second call is answered; the first one's late answer is ignored. */
+    CHECK(loop_until(conn, &later.count, 5));
+    CHECK_MSG(later.rc == FR_OK && later.serving && reply.count == 1, "%s", fr_strerror(later.rc));
+    CHECK(fr_timeout_ms(conn) == -1 && fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_OK);
+    fr_close(conn);
+}
+
 static void test_backoff_against_a_stopped_daemon(void) {
     fr_conn *conn = connect_ok();
     fr_reconnect_policy policy = { 10, 1000, 2, 0.1, 4 }; /* waits 10, 20, 40, 80 ms (+-10 %), then gives up */
@@ -303,6 +341,7 @@ int main(void) {
     RUN(test_dispatch_routes_ticks_events_and_replies);
     RUN(test_event_queue_keeps_the_newest);
     RUN(test_calls_fail_at_once_while_the_daemon_is_gone);
+    RUN(test_async_call_to_a_stopped_daemon_times_out);
     RUN(test_backoff_against_a_stopped_daemon);
     printf("%d checks, %d failed\n", test_checks, test_failures);
     return test_failures ? 1 : 0;
