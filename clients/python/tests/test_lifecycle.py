@@ -1,5 +1,5 @@
 """Lifetime: a killed client's link is released; reconnect across a daemon restart;
-SetCaps as an unprivileged user; the example program."""
+SetCaps and GetState as an unprivileged user; the example program."""
 
 from __future__ import annotations
 
@@ -226,7 +226,9 @@ def _python_for_nobody(runuser):
     return None
 
 
-def test_set_caps_as_nobody_is_permission_denied(daemon, tmp_socket_dir):
+def _run_as_nobody(script: str, daemon, tmp_socket_dir) -> "subprocess.CompletedProcess[str]":
+    """Runs ``script`` (with the daemon's socket as ``sys.argv[1]``) as the user nobody,
+    with a copy of the package; skips the test where that is not possible."""
     if os.geteuid() != 0:
         pytest.skip("needs root to run a client as `nobody` (runuser -u nobody)")
     runuser = shutil.which("runuser")
@@ -237,21 +239,47 @@ def test_set_caps_as_nobody_is_permission_denied(daemon, tmp_socket_dir):
         pytest.skip("no Python 3.9+ that the user nobody can run")
     # A copy of the package that nobody can read (the source tree may be private).
     site = tmp_socket_dir / "site"
-    shutil.copytree(PACKAGE_DIR, site / "framerate", ignore=shutil.ignore_patterns("__pycache__"))
-    for root, dirs, files in os.walk(site):
-        os.chmod(root, 0o755)
-        for name in files:
-            os.chmod(os.path.join(root, name), 0o644)
-    result = subprocess.run(
-        [runuser, "-u", "nobody", "--", python, "-c", NOBODY, daemon.socket_path],
+    if not site.exists():
+        shutil.copytree(PACKAGE_DIR, site / "framerate", ignore=shutil.ignore_patterns("__pycache__"))
+        for root, dirs, files in os.walk(site):
+            os.chmod(root, 0o755)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o644)
+    return subprocess.run(
+        [runuser, "-u", "nobody", "--", python, "-c", script, daemon.socket_path],
         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
         capture_output=True, text=True, timeout=30, cwd="/",
     )
+
+
+def test_set_caps_as_nobody_is_permission_denied(daemon, tmp_socket_dir):
+    result = _run_as_nobody(NOBODY, daemon, tmp_socket_dir)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("DENIED PERMISSION_DENIED 7 "), result.stdout
     assert "framerated-admin" in result.stdout
     with framerate.connect_blocking(daemon.socket_path) as conn:
         assert conn.state()["displays"][0]["caps"]["lowPowerMode"] is False
+
+
+HOLDERS = r"""
+import sys, framerate
+with framerate.connect_blocking(sys.argv[1], reconnect=False) as conn:
+    for info in conn.state().links():
+        print(info.label, info.pid, info.uid, info.command)
+"""
+
+
+def test_another_users_link_hides_its_holder_as_none(daemon, tmp_socket_dir):
+    """GetState sends ``null`` for the holder of another user's link to a viewer that is
+    not root, the daemon's user or an admin: LinkInfo says ``None``, not pid 0, uid 0
+    (root)."""
+    with framerate.connect_blocking(daemon.socket_path) as conn:
+        conn.register(30, 60, 60, label="root-owned", paused=True)
+        result = _run_as_nobody(HOLDERS, daemon, tmp_socket_dir)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == ["None None None None"], result.stdout
+        (mine,) = conn.state().links()  # root sees its own link's holder
+        assert (mine.label, mine.pid, mine.uid) == ("root-owned", os.getpid(), 0)
 
 
 def test_example_animate(daemon):

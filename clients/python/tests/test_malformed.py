@@ -165,6 +165,49 @@ def test_a_daemon_that_never_answers_times_out(tmp_socket_dir):
     run(main())
 
 
+@pytest.mark.parametrize("kind", ["request", "notification"])
+def test_a_daemon_that_stops_reading_fails_the_send_after_request_timeout(tmp_socket_dir, kind):
+    """A stopped or wedged daemon also stops reading: once the socket's buffers are full,
+    writing waits for ever. request_timeout bounds that wait too, and its expiry drops the
+    connection as lost: the request raises ConnectionLost (a notification is dropped with
+    the connection), and later calls fail at once instead of queueing behind the write."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    async def main() -> None:
+        stop = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await stop.wait()  # reads nothing
+            writer.close()
+
+        async with client_of(path, serve, reconnect=False, request_timeout=0.3) as conn:
+            big = {"pad": "x" * (16 << 20)}  # far more than the socket buffers hold
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+
+            async def send() -> None:
+                if kind == "request":
+                    with pytest.raises(framerate.ConnectionLost) as raised:
+                        await conn.call("grpc.health.v1.Health/Check", big)
+                    assert "request_timeout" in raised.value.message
+                else:
+                    await conn.notify("framerate.v1.DisplayLink/FrameDone", big)
+
+            try:
+                await asyncio.wait_for(send(), 5)
+            except asyncio.TimeoutError:
+                if conn._writer is not None:
+                    conn._writer.transport.abort()  # or close() would wait for the write too
+                pytest.fail("the write still waited 5 s after request_timeout (0.3 s)")
+            assert 0.25 <= loop.time() - started < 5
+            assert not conn.connected
+            with pytest.raises(framerate.ConnectionLost):
+                await conn.health()
+            stop.set()
+
+    run(main())
+
+
 def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(tmp_socket_dir):
     """During a reconnect the client registers its links again; one the application
     invalidates while its new registration is in flight is invalidated on the daemon

@@ -109,3 +109,34 @@ def test_state_names_the_tick_a_link_waits_for(daemon):
             assert after is None or after.sequence > frame.sequence, f"still waiting for tick {frame.sequence}"
 
     run(main())
+
+
+def test_present_of_a_tick_from_before_a_restart_reports_the_frame_done(daemon):
+    """The daemon that serves the link after a restart never sent the ticks from before:
+    ``Present`` of one (sequence 0 on the wire, which Present refuses, silently for a
+    notification) becomes ``FrameDone`` 0, which turns pacing on as the Present would
+    have: the link's latest tick, unanswered, holds it back, and GetState says so."""
+
+    async def main():
+        async with framerate.connect(daemon.socket_path) as conn:
+            link = await conn.register(60, 60, 60, label="py-stale-present")
+            old = await link.next_tick(5)
+            await asyncio.get_running_loop().run_in_executor(None, daemon.restart)
+            tick = await link.next_tick(15)
+            while tick.timestamp < daemon.started_at:
+                tick = await link.next_tick(15)
+            await link.present(old.sequence)
+
+            async def awaiting():
+                state = await conn.state()
+                return next(info for info in state.links() if info.link == link.daemon_id).awaiting_frame
+
+            deadline = time.monotonic() + 5
+            frame = await awaiting()
+            while frame is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+                frame = await awaiting()
+            assert frame is not None, "the stale frame did not turn pacing on"
+            assert not [shown for shown in link.presented() if shown.sequence <= old.sequence]
+
+    run(main())

@@ -73,3 +73,15 @@ def test_skipped_intervals_rounds_half_away_from_zero():
     assert skipped_intervals(10.0, 9.0, 60.0) == 1
     assert skipped_intervals(10.0, float("inf"), 60.0) == 1
     assert skipped_intervals(0.0, 1.0, 120.0) == 119
+
+
+def test_link_info_reads_a_hidden_holder_as_none():
+    """``pid``/``uid`` ``null`` (another user's link, for a viewer that may not see who
+    holds it) is ``None``, not 0: uid 0 is root."""
+    wire = {"link": 3, "range": {"minimum": 30.0, "maximum": 60.0, "preferred": 60.0}, "paused": False,
+            "callbackRate": 60.0, "label": None, "highFrameRate": False, "pid": None, "uid": None,
+            "command": None, "since": 12.5}
+    hidden = framerate.LinkInfo.from_json(wire)
+    assert (hidden.pid, hidden.uid, hidden.command, hidden.label) == (None, None, None, None)
+    shown = framerate.LinkInfo.from_json(dict(wire, pid=0, uid=4294967295, command="python3"))
+    assert (shown.pid, shown.uid, shown.command) == (0, 4294967295, "python3")  # unknown holder, as sent

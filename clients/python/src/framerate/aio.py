@@ -385,10 +385,12 @@ class Connection:
             except BaseException:  # noqa: BLE001 - cancelled or failed; closing anyway
                 pass
         self._drop_transport(ConnectionClosed("the connection was closed"))
-        for link in list(self._links):
-            self._end_link(link, None)
-        for watch in list(self._watches):
-            self._end_watch(watch, None)
+        # The application ended them: nothing is left to report, not even the ends
+        # the daemon caused before (see _end_link).
+        for link in list(self._links) + self._ended_links:
+            self._end_link(link, None, by_application=True)
+        for watch in list(self._watches) + self._ended_watches:
+            self._end_watch(watch, None, by_application=True)
         self._ready.set()
 
     async def __aenter__(self) -> "Connection":
@@ -431,18 +433,24 @@ class Connection:
             raise ConnectionLost(f"not connected to framerated at {self.path}")
         request_id = self._next_id
         self._next_id += 1
-        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: "asyncio.Future[Any]" = loop.create_future()
         self._pending[request_id] = _Pending(future, hook)
+        # request_timeout covers the whole call: writing the request (a daemon that stopped
+        # reading leaves it in the socket's buffers, see _send) and waiting for its answer.
+        deadline = None if self._request_timeout is None else loop.time() + self._request_timeout
         try:
-            await self._send(_encode(method, params, request_id))
+            await self._send(_encode(method, params, request_id), deadline)
         except BaseException:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved: the connection failed it as the send failed
             raise
         try:
-            if self._request_timeout is None:
+            if deadline is None:
                 return await future
             # On timeout the future is cancelled: a Register's late reply is then invalidated.
-            return await asyncio.wait_for(future, self._request_timeout)
+            return await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
         except asyncio.TimeoutError:
             raise DeadlineExceeded(
                 f"framerated did not answer {method} within {self._request_timeout:g} s (request_timeout)"
@@ -452,18 +460,55 @@ class Connection:
             if method == REGISTER and future.cancelled():
                 self._abandoned_registers.add(request_id)
 
-    async def _send(self, line: bytes) -> None:
+    async def _send(self, line: bytes, deadline: Optional[float] = None) -> None:
+        """Writes ``line`` and waits until the socket takes it, up to ``deadline`` (the
+        event loop's clock; ``None``: ``request_timeout`` from now). A daemon that is
+        stopped (``SIGSTOP``) or wedged stops reading: once the socket's buffers are full
+        the wait would never end, so when the deadline passes the connection is dropped
+        and handled as lost (:meth:`_send_timed_out`): pending requests fail with
+        :class:`ConnectionLost` and the reconnect rule applies; a notification is dropped."""
         writer = self._writer
         if writer is None:
             return
         writer.write(line)
         if writer.transport.is_closing() and not self._closed:
             self._read_what_is_left(writer)
+        if not self._drain_lock.locked() and writer.transport.get_write_buffer_size() == 0:
+            # The socket took the whole line (the usual case, a FrameDone per frame): the
+            # drain cannot wait, and needs no timer.
+            await self._drain(writer)
+            return
+        loop = asyncio.get_running_loop()
+        if deadline is None and self._request_timeout is not None:
+            deadline = loop.time() + self._request_timeout
+        if deadline is None:
+            await self._drain(writer)
+            return
+        try:
+            await asyncio.wait_for(self._drain(writer), max(0.0, deadline - loop.time()))
+        except asyncio.TimeoutError:
+            self._send_timed_out(writer)
+
+    async def _drain(self, writer: asyncio.StreamWriter) -> None:
         async with self._drain_lock:
             try:
                 await writer.drain()
             except (ConnectionError, OSError):
                 pass  # the reader notices and fails pending requests
+
+    def _send_timed_out(self, writer: asyncio.StreamWriter) -> None:
+        """The daemon did not read what was written to ``writer`` within request_timeout:
+        the connection is dropped as if it had closed, so that requests in flight fail with
+        :class:`ConnectionLost` and a reconnect starts (or, without reconnect, everything
+        ends), instead of every later call waiting behind the stuck write."""
+        if writer is not self._writer or self._closed:
+            return  # that connection is already gone
+        self._generation += 1  # its reader must not report this loss a second time
+        writer.transport.abort()
+        self._on_lost(ConnectionLost(
+            f"the daemon did not read this client's requests within {self._request_timeout:g} s (request_timeout); "
+            "it is stopped or wedged"
+        ))
 
     def _read_what_is_left(self, writer: asyncio.StreamWriter) -> None:
         """The write failed because the daemon closed the socket: read what it sent
@@ -811,21 +856,43 @@ class Connection:
         live = [watch._app_id for watch in self._watches if watch._app_id is not None]
         return preferred if preferred not in live else max(live) + 1
 
-    def _end_link(self, link: "DisplayLink", error: Optional[FrameRateError]) -> None:
+    def _end_link(self, link: "DisplayLink", error: Optional[FrameRateError], by_application: bool = False) -> None:
+        """Ends ``link``. An end the application did not cause (the daemon closed the
+        link, the connection gave up) is queued in ``_ended_links`` until the application
+        takes it (:meth:`DisplayLink.poll_tick`, iteration), and makes the blocking
+        connection's ``fileno()`` readable meanwhile. One it caused (``invalidate()``,
+        leaving ``async with``, :meth:`close`), also of a link the daemon had ended
+        before, counts as reported: nothing is queued or signalled for it, since no
+        application polls a link it disposed of (its descriptor would stay readable, and
+        the link would be kept, for ever); iterating or polling it still ends as documented."""
         if link in self._links:
             self._links.remove(link)
         if link._daemon_id is not None and self._links_by_id.get(link._daemon_id) is link:
             del self._links_by_id[link._daemon_id]
+        if by_application:
+            link._end(error)
+            link._end_reported = True
+            if link in self._ended_links:
+                self._ended_links.remove(link)
+            return
         if not link._ended:
             self._ended_links.append(link)
         link._end(error)
         self._notify_ready()
 
-    def _end_watch(self, watch: "Watch", error: Optional[FrameRateError]) -> None:
+    def _end_watch(self, watch: "Watch", error: Optional[FrameRateError], by_application: bool = False) -> None:
+        """Ends ``watch``; ``by_application`` as in :meth:`_end_link` (``unwatch()``,
+        leaving ``async with``, :meth:`close`)."""
         if watch in self._watches:
             self._watches.remove(watch)
         if watch._daemon_id is not None and self._watches_by_id.get(watch._daemon_id) is watch:
             del self._watches_by_id[watch._daemon_id]
+        if by_application:
+            watch._end(error)
+            watch._end_reported = True
+            if watch in self._ended_watches:
+                self._ended_watches.remove(watch)
+            return
         if not watch._ended:
             self._ended_watches.append(watch)
         watch._end(error)
@@ -1120,14 +1187,19 @@ class DisplayLink:
         return await self.update(paused=False)
 
     async def invalidate(self) -> None:
-        """``DisplayLink/Invalidate``: removes the link; iteration ends. While the
-        connection is reconnecting this succeeds at once (the link is not registered again).
+        """``DisplayLink/Invalidate``: removes the link; iteration ends (ticks queued
+        before still come first). While the connection is reconnecting this succeeds at
+        once (the link is not registered again). The application ended the link itself,
+        so its end is not reported as waiting: it does not make the blocking
+        connection's ``fileno()`` readable (nor does an end the daemon caused before, once
+        the link is invalidated).
 
         Raises:
-            NotFound: the daemon does not know the link (already invalidated).
+            NotFound: the daemon does not know the link (already invalidated, or ended).
         """
         conn = self._conn
         if self._ended:
+            conn._end_link(self, self._error, by_application=True)  # disposed of: nothing to report
             raise NotFound(f"link {self.id} does not exist (already invalidated)", data={"status": "NOT_FOUND"})
         # Not only while connected: during a reconnect a link already registered again has
         # a daemon id on the new socket (one not yet registered has none, and is skipped).
@@ -1137,16 +1209,17 @@ class DisplayLink:
             except Unavailable:
                 pass  # the daemon is stopping or the connection dropped: either releases the link
             except NotFound:
-                conn._end_link(self, None)
+                conn._end_link(self, None, by_application=True)
                 raise
-        conn._end_link(self, None)
+        conn._end_link(self, None, by_application=True)
 
     async def frame_done(self, sequence: int, content_velocity: Optional[float] = None) -> None:
         """``DisplayLink/FrameDone`` as a notification: the frame for tick
         ``sequence`` (this object's numbering) is finished. From the first one on,
         the daemon skips intervals that begin while a frame is unfinished instead
         of queueing ticks. Dropped while the connection is down; a sequence from
-        before the latest re-registration is sent as 0 (it only turns pacing on).
+        before the latest re-registration is sent as 0 (it only turns pacing on;
+        :meth:`present` reports such a tick's frame the same way).
 
         ``content_velocity`` (points per second, finite, >= 0) is the speed of the
         frame's fastest-moving content: the panel rate then follows the display
@@ -1165,12 +1238,15 @@ class DisplayLink:
     async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                         traceback: Optional[TracebackType]) -> None:
         """``async with await conn.register(...) as link:`` invalidates the link on the way out
-        (unless it already ended)."""
+        (unless it already ended; either way its end is not reported as waiting, see
+        :meth:`invalidate`)."""
         if not self._ended:
             try:
                 await self.invalidate()
             except NotFound:
                 pass  # ended meanwhile
+        else:
+            self._conn._end_link(self, self._error, by_application=True)
 
     async def present(self, sequence: int, at: Optional[float] = None, after_minimum_duration: Optional[float] = None,
                       vsync_id: Optional[int] = None, content_velocity: Optional[float] = None) -> None:
@@ -1182,12 +1258,23 @@ class DisplayLink:
         :meth:`presented`). Counts as :meth:`frame_done`, ``content_velocity`` included.
         Dropped while the connection is down.
         ``vsync_id`` (a :class:`~framerate.FrameTimeline`'s) aims the frame at that entry: it
-        is shown no earlier than its ``presentation_time``, and its hitch is measured from it."""
+        is shown no earlier than its ``presentation_time``, and its hitch is measured from it.
+
+        A tick from before the latest re-registration (the daemon restarted since, or the
+        link's first tick after the reconnect has not come yet) cannot be presented: the
+        daemon now serving the link never sent it, and ``Present`` names a tick it sent.
+        Its frame is reported as finished instead, as :meth:`frame_done` reports such a tick
+        (``FrameDone`` with sequence 0, and ``content_velocity``), which keeps the pacing a
+        Present gives; it is not shown, and no :class:`~framerate.Presented` comes for it."""
         velocity = _content_velocity_param(content_velocity)
         if self._ended or self._daemon_id is None or not self._conn.connected:
             return
-        params: Dict[str, Any] = {"link": self._daemon_id, "sequence": self._daemon_sequence(int(sequence))}
+        daemon_sequence = self._daemon_sequence(int(sequence))
+        params: Dict[str, Any] = {"link": self._daemon_id, "sequence": daemon_sequence}
         params.update(velocity)
+        if daemon_sequence == 0:  # not a tick of this registration (Present needs sequence >= 1)
+            await self._conn._send(_encode(FRAME_DONE, params, None))
+            return
         if at is not None:
             params["at"] = float(at)
         if after_minimum_duration is not None:
@@ -1396,16 +1483,19 @@ class Watch:
         return self.state
 
     async def unwatch(self) -> None:
-        """``Compositor/Unwatch``; iteration ends."""
+        """``Compositor/Unwatch``; iteration ends (events queued before still come
+        first). The application ended the watch itself, so its end (or an earlier one
+        the daemon caused) is not reported as waiting: it does not make the blocking
+        connection's ``fileno()`` readable."""
         if self._ended or self._daemon_id is None or not self._conn.connected:
-            self._conn._end_watch(self, None)
+            self._conn._end_watch(self, self._error, by_application=True)
             return
         try:
             await self._conn._request(UNWATCH, {"watch": self._daemon_id})
         except Unavailable:
             pass
         finally:
-            self._conn._end_watch(self, None)
+            self._conn._end_watch(self, None, by_application=True)
 
     def __aiter__(self) -> "Watch":
         return self

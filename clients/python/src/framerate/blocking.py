@@ -16,7 +16,12 @@ For a ``select``/``poll`` loop, :meth:`Connection.fileno` is a descriptor that
 is readable while a link or watch of the connection has a tick, an event or
 its end waiting; :meth:`DisplayLink.poll_tick` and :meth:`Watch.poll_event`
 take them without blocking. Unlike the socket, it stays the same across
-reconnects::
+reconnects. An end waits only when the application did not cause it (the daemon
+closed the link, or the connection gave up reconnecting): after
+:meth:`DisplayLink.invalidate`, :meth:`Watch.unwatch` or leaving ``with``, the
+link or watch makes the descriptor readable no more, and a ``poll_tick`` on it
+raises :class:`~framerate.LinkEnded` (or the error it ended with), after any ticks
+queued before, as documented::
 
     while True:
         select.select([conn], [], [])
@@ -150,7 +155,9 @@ class Connection:
         """A descriptor for ``select``/``poll``: readable while a link or watch of this
         connection has a tick, an event or its end waiting (take them with
         :meth:`DisplayLink.poll_tick`, :meth:`Watch.poll_event` or the blocking calls).
-        It is not the socket, and it stays the same across reconnects."""
+        Only an end the application did not cause waits: one it caused
+        (:meth:`DisplayLink.invalidate`, :meth:`Watch.unwatch`, leaving ``with``) does
+        not. It is not the socket, and it stays the same across reconnects."""
         return self._readiness.read_fd
 
     def _take(self, take: Callable[[], T]) -> T:
@@ -336,7 +343,10 @@ class DisplayLink:
         return self._runner.run(self._link.resume())
 
     def invalidate(self) -> None:
-        self._runner.run(self._link.invalidate())
+        """``DisplayLink/Invalidate`` (see :meth:`framerate.aio.DisplayLink.invalidate`). The
+        end is the application's own: it leaves :meth:`Connection.fileno` unreadable (unless
+        another link or watch has something waiting)."""
+        self._runner.run(self._owner._rearm_after(self._link.invalidate()))
 
     def frame_done(self, sequence: int, content_velocity: Optional[float] = None) -> None:
         """Sends ``FrameDone`` for ``sequence`` as a notification, with ``content_velocity``
@@ -381,7 +391,7 @@ class DisplayLink:
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
         if not self._runner.stopped:
-            self._runner.run(self._link.__aexit__(exc_type, exc, traceback))
+            self._runner.run(self._owner._rearm_after(self._link.__aexit__(exc_type, exc, traceback)))
 
     def __repr__(self) -> str:
         return repr(self._link)
@@ -413,7 +423,9 @@ class Watch:
         return self._owner._take(self._watch.poll_event)
 
     def unwatch(self) -> None:
-        self._runner.run(self._watch.unwatch())
+        """``Compositor/Unwatch``; like :meth:`DisplayLink.invalidate`, it leaves
+        :meth:`Connection.fileno` unreadable (unless something else waits)."""
+        self._runner.run(self._owner._rearm_after(self._watch.unwatch()))
 
     def __iter__(self) -> Iterator[Event]:
         while True:

@@ -26,6 +26,10 @@ def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _optional_int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _optional_str(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
@@ -116,10 +120,13 @@ class LinkInfo(_RawAccess):
         range: as registered (before clamping).
         paused: whether it is paused.
         callback_rate: its tick rate at the refresh rate in force, Hz.
-        label: its label, or ``None``.
+        label: its label, or ``None`` (none, or hidden from this viewer like ``pid``).
         high_frame_rate: whether it declared the high-frame-rate entitlement.
-        pid, uid: the holder (``SO_PEERCRED``; 0 and 4294967295 when unknown).
-        command: the holder's ``/proc/PID/comm``, or ``None``.
+        pid, uid: the holder (``SO_PEERCRED``; 0 and 4294967295 when unknown), or
+            ``None`` when the daemon hides it from this viewer (JSON ``null``: another
+            user's link, seen by a client that is not root, the daemon's user or in the
+            admin group). ``None`` is not uid 0 (root).
+        command: the holder's ``/proc/PID/comm``, or ``None`` (unknown, or hidden).
         since: when it was registered, seconds on ``CLOCK_MONOTONIC`` (``None`` from older daemons).
         limited_by: what limits it (``"entitlement"``, ``"cap"``…), or ``None``.
         wanted, got: the rate it wanted and got when limited, Hz, or ``None``.
@@ -134,8 +141,8 @@ class LinkInfo(_RawAccess):
     callback_rate: float
     label: Optional[str]
     high_frame_rate: bool
-    pid: int
-    uid: int
+    pid: Optional[int]
+    uid: Optional[int]
     command: Optional[str]
     since: Optional[float]
     limited_by: Optional[str]
@@ -153,7 +160,7 @@ class LinkInfo(_RawAccess):
             link=_int(obj.get("link")), range=FrameRateRange.from_json(obj.get("range")),
             paused=obj.get("paused") is True, callback_rate=_float(obj.get("callbackRate")),
             label=_optional_str(obj.get("label")), high_frame_rate=obj.get("highFrameRate") is True,
-            pid=_int(obj.get("pid")), uid=_int(obj.get("uid")), command=_optional_str(obj.get("command")),
+            pid=_optional_int(obj.get("pid")), uid=_optional_int(obj.get("uid")), command=_optional_str(obj.get("command")),
             since=_optional_float(obj.get("since")), limited_by=_optional_str(obj.get("limitedBy")),
             wanted=_optional_float(obj.get("wanted")), got=_optional_float(obj.get("got")), raw=dict(obj),
             timelines=_int(obj.get("timelines", 1)), preferred_frame_latency=_int(obj.get("preferredFrameLatency", 1)),

@@ -249,7 +249,10 @@ class Presented:
         link: the link's id, :attr:`DisplayLink.id <framerate.DisplayLink.id>`.
         sequence: the tick whose frame it was (the link's tick numbering).
         presented_time: the vsync that showed it, seconds on ``CLOCK_MONOTONIC``; 0 if dropped.
-        expected_time: the tick's ``target_timestamp``, when it should have been shown.
+        expected_time: when it should have been shown, seconds on ``CLOCK_MONOTONIC``: the
+            tick's ``target_presentation_timestamp`` (its ``target_timestamp`` at frame latency
+            1), or, when the ``present`` named a ``vsync_id``, that timeline entry's
+            ``presentation_time``.
         hitch: ``max(0, presented_time - expected_time)``, seconds; 0 if dropped.
         dropped: a newer ``present`` replaced it before a vsync showed it.
     """
