@@ -150,6 +150,10 @@ public final class DisplayLinkHandle: Sendable {
     /// dropped during an outage like it.
     /// `vsyncId` aims the frame at one of the tick's ``TickNotification/timelines``: it is
     /// shown no earlier than that entry's `presentationTime`, and its hitch is measured from it.
+    /// A tick from before the latest re-registration (the daemon restarted since) cannot be
+    /// presented, since the daemon serving the link never sent it: its frame is reported
+    /// finished instead (`FrameDone` with sequence 0), not shown, and ``presented`` gets
+    /// nothing for it.
     public func present(
         sequence: UInt64, at: Double? = nil, afterMinimumDuration: Double? = nil, vsyncId: UInt64? = nil,
         contentVelocity: Double? = nil

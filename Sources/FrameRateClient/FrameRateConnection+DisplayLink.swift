@@ -167,13 +167,25 @@ extension FrameRateConnection {
             guard core.reconnects else { throw .connectionClosed }
             return
         }
-        var request = PresentRequest(
-            link: target.id, sequence: record.daemonSequence(for: sequence), at: at, afterMinimumDuration: afterMinimumDuration
-        )
-        request.vsyncId = vsyncId
-        request.contentVelocity = contentVelocity
+        let daemonSequence = record.daemonSequence(for: sequence)
+        let method: V1Method
+        let params: JSONValue
+        if daemonSequence == 0 {
+            // Not a tick of this registration (the daemon restarted since, or the link's first
+            // tick after a reconnect has not come): the daemon serving the link never sent it,
+            // and Present names a tick it sent (sequence >= 1). The frame is reported finished,
+            // as frameDone reports such a tick, which keeps the pacing a Present gives.
+            method = .frameDone
+            params = FrameDoneRequest(link: target.id, sequence: 0, contentVelocity: contentVelocity).jsonValue
+        } else {
+            var request = PresentRequest(link: target.id, sequence: daemonSequence, at: at, afterMinimumDuration: afterMinimumDuration)
+            request.vsyncId = vsyncId
+            request.contentVelocity = contentVelocity
+            method = .present
+            params = request.jsonValue
+        }
         do throws(FrameRateClientError) {
-            try await notify(V1Method.present.rawValue, params: request.jsonValue, on: session)
+            try await notify(method.rawValue, params: params, on: session)
         } catch .connectionClosed where core.reconnects {
             return
         }
