@@ -48,8 +48,6 @@ public struct Arbiter: Sendable {
         /// The lowest-numbered links of the group, and how many it has.
         var members: LowestLinks<LinkID>
         /// The lowest-numbered link in the group, named in reasons.
-        var representative: LinkVote
-        /// Its id, apart: sorting and comparing by it copies no vote (whose label is reference counted).
         var lowest: LinkID
         var count: Int { members.total }
     }
@@ -117,24 +115,22 @@ public struct Arbiter: Sendable {
     /// module, so callers in other modules do not run the unspecialized generic code.
     public func decide(votes: [LinkVote], caps: DisplayCaps) -> Decision {
         var ballot = Ballot(self, caps: caps, expectedVotes: votes.count)
-        for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
+        for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement) }
         var computed: CadenceTable? = nil
-        return decide(ballot, cadences: &computed)
+        // At most two links are named: finding each costs one pass, as counting them did.
+        return decide(ballot, cadences: &computed) { link in votes.first { $0.link == link } }
     }
 
     /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
     public func decide(votes: some Sequence<LinkVote>, caps: DisplayCaps) -> Decision {
-        var ballot = Ballot(self, caps: caps, expectedVotes: votes.underestimatedCount)
-        for vote in votes { ballot.add(link: vote.link, range: vote.range, entitled: vote.hasHighFrameRateEntitlement, vote: vote) }
-        var computed: CadenceTable? = nil
-        return decide(ballot, cadences: &computed)
+        decide(votes: Array(votes), caps: caps)
     }
 
     /// The votes of one arbitration, grouped by effective range as they are added.
     ///
-    /// A voter's ``LinkVote`` (with its label) is only built when it becomes a group's
-    /// representative or the first limited link, so a caller holding its links in
-    /// another form (``Display``) adds them without building a vote per link.
+    /// It holds link ids, not ``LinkVote``s: the decision names at most two links, whose
+    /// votes (with their labels) ``Arbiter/decide(_:cadences:naming:)`` asks for by id, so a
+    /// caller holding its links in another form (``Display``) builds no vote per link or group.
     struct Ballot {
         fileprivate let cap: RefreshRateCap?
         private let entitledCeiling: Ceiling?
@@ -143,8 +139,6 @@ public struct Arbiter: Sendable {
         fileprivate var unlocksHighRates: Bool
         /// The lowest-numbered limited links, and how many there are.
         fileprivate var limited = LowestLinks<LinkLimit>()
-        /// The lowest-numbered limited link's vote, named in reasons.
-        fileprivate var firstLimited: LinkVote?
         /// The highest rate a link limited by the cap pulls the display to, in Hz:
         /// its preferred rate, or its minimum without one. 0 when none.
         fileprivate var capPull = 0.0
@@ -158,32 +152,22 @@ public struct Arbiter: Sendable {
             unlocksHighRates = !arbiter.profile.requiresEntitlementAbove60Hz
         }
 
-        /// Counts one voting link; `vote` is evaluated only if the link must be named.
+        /// Counts one voting link, held to `overrunCeiling` Hz by adaptive pacing
+        /// (``OverrunMonitor``) if that is below its entitlement or cap ceiling.
         @inline(__always)
-        mutating func add(link: LinkID, range: FrameRateRange, entitled: Bool, vote: @autoclosure () -> LinkVote) {
-            add(link: link, range: range, entitled: entitled, overrunCeiling: nil, vote: vote())
-        }
-
-        /// Counts one voting link held to `overrunCeiling` Hz by adaptive pacing (``OverrunMonitor``),
-        /// if that is below its entitlement or cap ceiling; `vote` is evaluated only if the link must be named.
-        @inline(__always)
-        mutating func add(
-            link: LinkID, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?, vote: @autoclosure () -> LinkVote
-        ) {
-            add(members: CollectionOfOne(link), range: range, entitled: entitled, overrunCeiling: overrunCeiling, vote: vote())
+        mutating func add(link: LinkID, range: FrameRateRange, entitled: Bool, overrunCeiling: Double? = nil) {
+            add(members: CollectionOfOne(link), range: range, entitled: entitled, overrunCeiling: overrunCeiling)
         }
 
         /// Counts the voting links `members` (lowest id first, not empty), which all vote
-        /// `range` with the same entitlement and adaptive ceiling (one ``VoteTally`` entry);
-        /// `vote`, the lowest member's, is evaluated only if that link must be named.
+        /// `range` with the same entitlement and adaptive ceiling (one ``VoteTally`` entry).
         ///
         /// Only the lowest ``Decision/listLimit`` members can be listed (among the deciders
         /// or the limited links): any other has that many lower members. The rest are
         /// counted without being read, so an entry costs O(listLimit), whatever its size.
         @inline(__always)
         mutating func add(
-            members: some RandomAccessCollection<LinkID>, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?,
-            vote: @autoclosure () -> LinkVote
+            members: some RandomAccessCollection<LinkID>, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?
         ) {
             guard let lowest = members.first else { return }
             let listed = members.prefix(Decision.listLimit)
@@ -191,7 +175,7 @@ public struct Arbiter: Sendable {
             /// Lists the listed members as limited under `ceiling`, if it limits them.
             func noteLimited(under ceiling: Ceiling) -> Bool {
                 guard let limit = Arbiter.limit(of: lowest, range: range, under: ceiling) else { return false }
-                if limited.insert(limit) { firstLimited = vote() }
+                limited.insert(limit)
                 for member in listed.dropFirst() {
                     limited.insert(LinkLimit(link: member, by: limit.by, wanted: limit.wanted, got: limit.got))
                 }
@@ -204,7 +188,7 @@ public struct Arbiter: Sendable {
             }
             if let overrunCeiling, overrunCeiling < (ceiling?.rate ?? .infinity), range.maximum > overrunCeiling {
                 _ = noteLimited(under: Ceiling(rate: overrunCeiling, by: .overrun))
-                groups.add(members: listed, unlisted: unlisted, range: range.clamped(toAtMost: overrunCeiling), vote: vote())
+                groups.add(members: listed, unlisted: unlisted, range: range.clamped(toAtMost: overrunCeiling))
                 return
             }
             var effective = range
@@ -214,13 +198,12 @@ public struct Arbiter: Sendable {
                     capPull = Swift.max(capPull, range.hasPreferredRate ? range.preferred : range.minimum)
                 }
             }
-            groups.add(members: listed, unlisted: unlisted, range: effective, vote: vote())
+            groups.add(members: listed, unlisted: unlisted, range: effective)
         }
 
-        /// Lists `limit` among the limited links (a panel vote's ``LimitReason/velocity``);
-        /// `vote` is evaluated only if the link must be named.
-        mutating func note(_ limit: LinkLimit, vote: @autoclosure () -> LinkVote) {
-            if limited.insert(limit) { firstLimited = vote() }
+        /// Lists `limit` among the limited links (a panel vote's ``LimitReason/velocity``).
+        mutating func note(_ limit: LinkLimit) {
+            limited.insert(limit)
         }
     }
 
@@ -228,18 +211,15 @@ public struct Arbiter: Sendable {
     /// `cadences` (a table kept for this arbiter's profile: rows it lacks are added), or,
     /// without one, computing each group's cadence at each candidate as the ladder needs it
     /// (one decision gains nothing from a table: the groups' ranges are distinct).
-    func decide(_ ballot: Ballot, cadences: inout CadenceTable?) -> Decision {
+    /// `naming` gives the vote of a link the decision's reason names (at most two: the
+    /// first decider and the first limited link), as the ballot counted it.
+    func decide(_ ballot: Ballot, cadences: inout CadenceTable?, naming: (LinkID) -> LinkVote?) -> Decision {
         let cap = ballot.cap
         // Sorted so that sums and reasons never depend on registration order: the groups'
         // indices, so that sorting moves integers rather than groups (each holds arrays and
         // strings, whose copies are reference counted).
         let groups = ballot.groups.groups
         let ordered = groups.indices.sorted { groups[$0].lowest < groups[$1].lowest }
-        // The reason names at most the first decider (a group's representative) and the first limited link.
-        func vote(_ link: LinkID) -> LinkVote? {
-            if let first = ballot.firstLimited, first.link == link { return first }
-            return groups.first { $0.lowest == link }?.representative
-        }
 
         func decision(_ rate: Double, _ rule: ArbitrationRule, holders: [Int] = []) -> Decision {
             var deciders = LowestLinks<LinkID>()
@@ -254,7 +234,7 @@ public struct Arbiter: Sendable {
                 rate: rate, rule: rule, deciders: listed, deciderCount: deciderCount, cap: cap,
                 limited: limited, limitedCount: ballot.limited.total
             ) { link in
-                guard let vote = vote(link) else { return "\(link)" }
+                guard let vote = naming(link) else { return "\(link)" }
                 if !named.contains(where: { $0.link == link }) { named.append(vote) }
                 return vote.reasonName
             }
@@ -442,12 +422,9 @@ extension Arbiter {
         }
 
         /// Counts `listed` (lowest id first, not empty) and `unlisted` more links, all above
-        /// them, in the group of `range`, creating the group on first sight; `vote`, the
-        /// lowest listed link's, is evaluated only when that link becomes the group's representative.
+        /// them, in the group of `range`, creating the group on first sight.
         @inline(__always)
-        mutating func add(
-            members listed: some Collection<LinkID>, unlisted: Int, range: FrameRateRange, vote: @autoclosure () -> LinkVote
-        ) {
+        mutating func add(members listed: some Collection<LinkID>, unlisted: Int, range: FrameRateRange) {
             guard let lowest = listed.first else { return }
             let mask = slots.count - 1
             var slot = Self.slot(range.mixedHash, count: slots.count)
@@ -457,10 +434,7 @@ extension Arbiter {
                 if keys[entry - 1] == range {
                     for member in listed { groups[entry - 1].members.insert(member) }
                     groups[entry - 1].members.countUnlisted(unlisted)
-                    if lowest < groups[entry - 1].lowest {
-                        groups[entry - 1].representative = vote()
-                        groups[entry - 1].lowest = lowest
-                    }
+                    if lowest < groups[entry - 1].lowest { groups[entry - 1].lowest = lowest }
                     return
                 }
                 slot = (slot + 1) & mask
@@ -468,7 +442,7 @@ extension Arbiter {
             var members = LowestLinks<LinkID>()
             for member in listed { members.insert(member) }
             members.countUnlisted(unlisted)
-            groups.append(Group(range: range, members: members, representative: vote(), lowest: lowest))
+            groups.append(Group(range: range, members: members, lowest: lowest))
             keys.append(range)
             slots[slot] = Int32(groups.count)
             if 2 * groups.count > slots.count { grow() }

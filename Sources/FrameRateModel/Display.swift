@@ -513,12 +513,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // By index: each entry is read in place (a `for entry in` copy retains and releases its members).
         for index in tally.entries.indices {
             let key = tally.entries[index].key
-            ballot.add(
-                members: tally.entries[index].members, range: key.range, entitled: key.entitled,
-                overrunCeiling: key.overrunCeiling, vote: vote(of: links[positions[tally.entries[index].members[0]]!])
-            )
+            ballot.add(members: tally.entries[index].members, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
         }
-        return markingBoost(arbiter.decide(ballot, cadences: &cadences))
+        return markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { vote(of: links[$0]) } })
     }
 
     /// What link `link` votes, or `nil` when it does not (paused).
@@ -862,33 +859,42 @@ extension Display {
         var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
         for index in links.indices where !links[index].configuration.isPaused {
             let link = links[index]
-            guard let report = link.velocity, link.boost == nil else {
-                ballot.add(
-                    link: link.id, range: link.votedRange, entitled: link.configuration.hasHighFrameRateEntitlement,
-                    overrunCeiling: link.overrun?.ceiling, vote: vote(of: link)
-                )
-                continue
-            }
-            let rate = Swift.min(report.rate, link.votedRange.maximum)
-            let range = FrameRateRange(uncheckedMinimum: rate, maximum: rate, preferred: rate)
-            var vote = LinkVote(
-                link: link.id, range: range, hasHighFrameRateEntitlement: link.configuration.hasHighFrameRateEntitlement,
-                label: link.configuration.label
-            )
-            vote.contentVelocity = report.velocity
+            let (range, velocity) = panelRange(of: link)
             ballot.add(
-                link: link.id, range: range, entitled: link.configuration.hasHighFrameRateEntitlement,
-                overrunCeiling: link.overrun?.ceiling, vote: vote
+                link: link.id, range: range, entitled: link.configuration.hasHighFrameRateEntitlement, overrunCeiling: link.overrun?.ceiling
             )
+            guard let velocity else { continue }
             // What the link's ordinary vote asks of the panel, under its ceilings.
+            let rate = range.maximum
             let effective = effectiveRange(of: link)
             let ordinary = effective.hasPreferredRate ? effective.preferred : effective.maximum
             if rate < ordinary && !FrameRateMath.equal(rate, ordinary) {
                 var limit = LinkLimit(link: link.id, by: .velocity, wanted: ordinary, got: rate)
-                limit.contentVelocity = report.velocity
-                ballot.note(limit, vote: vote)
+                limit.contentVelocity = velocity
+                ballot.note(limit)
             }
         }
-        return markingBoost(arbiter.decide(ballot, cadences: &cadences))
+        return markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { panelVote(of: links[$0]) } })
+    }
+
+    /// The range `link` votes in the panel arbitration, and the velocity (points/s) that
+    /// set it: its table rate as `{rate, rate, rate}` (never above its own maximum) while it
+    /// has a velocity report in force and no boost; else its voted range and `nil`.
+    private func panelRange(of link: Link) -> (FrameRateRange, velocity: Double?) {
+        guard let report = link.velocity, link.boost == nil else { return (link.votedRange, nil) }
+        let rate = Swift.min(report.rate, link.votedRange.maximum)
+        return (FrameRateRange(uncheckedMinimum: rate, maximum: rate, preferred: rate), report.velocity)
+    }
+
+    /// What `link` votes in the panel arbitration, named in its reasons (``panelRange(of:)``).
+    private func panelVote(of link: Link) -> LinkVote {
+        let (range, velocity) = panelRange(of: link)
+        guard let velocity else { return vote(of: link) }
+        var vote = LinkVote(
+            link: link.id, range: range, hasHighFrameRateEntitlement: link.configuration.hasHighFrameRateEntitlement,
+            label: link.configuration.label
+        )
+        vote.contentVelocity = velocity
+        return vote
     }
 }
