@@ -109,7 +109,7 @@ public struct Arbiter: Sendable {
         CallbackCadence(range: effectiveRange(of: range, hasEntitlement: hasEntitlement, caps: caps), refresh: refresh)
     }
 
-    /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
+    /// Decides the refresh rate for `votes` (the unpaused links, each link once) under `caps`.
     ///
     /// The same as the generic form; this overload is compiled for arrays inside the
     /// module, so callers in other modules do not run the unspecialized generic code.
@@ -121,7 +121,7 @@ public struct Arbiter: Sendable {
         return decide(ballot, cadences: &computed) { link in votes.first { $0.link == link } }
     }
 
-    /// Decides the refresh rate for `votes` (the unpaused links) under `caps`.
+    /// Decides the refresh rate for `votes` (the unpaused links, each link once) under `caps`.
     public func decide(votes: some Sequence<LinkVote>, caps: DisplayCaps) -> Decision {
         decide(votes: Array(votes), caps: caps)
     }

@@ -422,10 +422,12 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 frameTime: frameTime, interval: interval, callbackRate: links[position].pacer.cadence.callbackRate, refresh: refreshRate
             )
             guard let step else { return nil }
+            // The step moved the link's ceiling: recounted before catching up, whose boost
+            // and velocity expiries re-arbitrate with every link's vote as it now stands.
+            recountVote(at: position)
             catchUp(to: now)
             guard let moved = positions[id] else { return step }
             links[moved].pacer.setCadence(cadence(of: links[moved], refresh: refreshRate))
-            recountVote(at: moved)
             rearbitrate(at: now)
             return step
         }

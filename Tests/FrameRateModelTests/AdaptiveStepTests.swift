@@ -62,9 +62,11 @@ struct AdaptiveStepTests {
         try run(&harness, link: link, frameTime: { _ in frameTime }, seconds: seconds)
     }
 
-    /// As above, with the frame time chosen by the number of steps so far.
+    /// As above, with the frame time chosen by the number of steps so far; `beforeEachFrame`
+    /// runs at the vsync before each frame's report, with the instant of that report.
     static func run(
-        _ harness: inout Harness, link: LinkID, frameTime: (_ stepsSoFar: Int) -> Duration, seconds: Double
+        _ harness: inout Harness, link: LinkID, frameTime: (_ stepsSoFar: Int) -> Duration, seconds: Double,
+        beforeEachFrame: (inout Harness, _ reportAt: ManualClock.Instant) throws -> Void = { _, _ in }
     ) throws -> (reports: [VsyncReport<ManualClock.Instant>], steps: [(OverrunMonitor.Step, ManualClock.Instant)]) {
         let end = harness.clock.now.advanced(by: .seconds(seconds))
         var pending: (sequence: UInt64, at: ManualClock.Instant)?
@@ -74,6 +76,7 @@ struct AdaptiveStepTests {
             let next = try harness.compositor.nextVsync(of: harness.display)
             guard next <= end else { break }
             if let frame = pending, frame.at <= next {
+                try beforeEachFrame(&harness, frame.at)
                 harness.clock.advance(to: frame.at)
                 if let step = try harness.compositor.frameFinished(link: link, owner: harness.owner, sequence: frame.sequence, at: frame.at) {
                     steps.append((step, frame.at))
@@ -125,6 +128,30 @@ struct AdaptiveStepTests {
         let drop = try #require(after.first { $0.rateChange?.to == 60 })
         #expect(drop.vsync >= steppedAt.advanced(by: .milliseconds(250)))
         #expect(drop.vsync < steppedAt.advanced(by: .milliseconds(250)).advanced(by: .seconds(1.0 / 120)))
+    }
+
+    @Test("a step whose frame comes just after another link's boost ended: the arbitration at the boost's end counts the new ceiling")
+    func stepAfterAnExpiredBoost() throws {
+        var harness = Harness()
+        let link = try Self.register(&harness, adaptive: true)
+        let other = try harness.register(30, 30, 30).link
+        var boosts = 0
+        // Before every frame report, the other link gets a boost that ends just before the
+        // report: the display ends it (and re-arbitrates) as it takes the frame.
+        let (_, steps) = try Self.run(&harness, link: link, frameTime: { _ in .milliseconds(12) }, seconds: 1) { harness, reportAt in
+            let now = harness.clock.now
+            _ = try harness.compositor.boost(
+                link: other, owner: harness.owner, duration: now.duration(to: reportAt) - .microseconds(100),
+                range: try FrameRateRange(minimum: 30, maximum: 30, preferred: 30), at: now
+            )
+            boosts += 1
+        }
+        #expect(boosts >= 30)
+        let (step, _) = try #require(steps.first)
+        #expect(step == .down(to: 60))
+        let decision = try harness.compositor.decision(of: harness.display)
+        #expect(decision.limited == [LinkLimit(link: link, by: .overrun, wanted: 120, got: 60)])
+        #expect(decision.rate == 60)
     }
 
     @Test("stepped down, 60 consecutive frames that fit 120 Hz take it back up")
