@@ -84,12 +84,13 @@ struct MultiProcessTests {
                 #expect(abs(tick.duration - 1 / tick.refreshRate) < 2e-6)
             }
             // An idle machine delivers every tick; a loaded 2-core CI machine may delay one now
-            // and then, which the sequence rule above accounts for. More than 2 % is a fault,
-            // but never less than one interval: a vsync the tick plane missed under load costs
-            // each link whose interval started there one skip, and 2 % of a 24 Hz link's 48
-            // ticks would allow none.
+            // and then, which the sequence rule above accounts for. More than 5 % (the rate
+            // bound above) is a fault, but never less than two intervals: a vsync the tick
+            // plane missed under load costs each link whose interval started there one skip,
+            // and a fraction of a 24 Hz link's 48 ticks would allow almost none. (2 % flaked
+            // once on the Intel VM, in a fresh-clone CI run: 5 of a 120 Hz link's 240 ticks.)
             let skipped = ticks.reduce(0) { $0 + $1.skipped }
-            #expect(Double(skipped) <= max(expected * 0.02, 1), "\(spec): \(skipped) ticks skipped")
+            #expect(Double(skipped) <= max(expected * 0.05, 2), "\(spec): \(skipped) ticks skipped")
             all += steady
         }
         // One vsync grid: every 120 Hz timestamp, from any process, is a whole number of periods from any other.
