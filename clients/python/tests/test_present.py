@@ -15,6 +15,21 @@ def run(coro, timeout: float = 30.0):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+async def awaited_frame(conn, link, seconds: float, until=lambda frame: frame is not None):
+    """``link``'s ``awaiting_frame`` in GetState, polled until ``until`` holds of it or
+    ``seconds`` pass (GetState's encoding is reused for up to 100 ms); the last one read."""
+    async def read():
+        state = await conn.state()
+        return next(info for info in state.links() if info.link == link.daemon_id).awaiting_frame
+
+    deadline = time.monotonic() + seconds
+    frame = await read()
+    while not until(frame) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        frame = await read()
+    return frame
+
+
 def test_present_is_shown_at_the_next_vsync_and_reported(daemon):
     async def main():
         async with framerate.connect(daemon.socket_path) as conn:
@@ -76,16 +91,7 @@ def test_state_names_the_tick_a_link_waits_for(daemon):
             link = await conn.register(60, 60, 60, label="py-waits")
             await link.frame_done((await link.__anext__()).sequence)
 
-            async def awaiting():
-                state = await conn.state()
-                return next(info for info in state.links() if info.link == link.daemon_id).awaiting_frame
-
-            # GetState's encoding is reused for up to 100 ms: poll, up to a deadline.
-            deadline = time.monotonic() + 10
-            frame = await awaiting()
-            while frame is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-                frame = await awaiting()
+            frame = await awaited_frame(conn, link, seconds=10)
             assert isinstance(frame, framerate.AwaitingFrame), "no awaitingFrame within 10 s"
             assert frame.skipped >= 1
             # Every tick received so far: the awaited one is the latest (no reconnect, so
@@ -101,11 +107,7 @@ def test_state_names_the_tick_a_link_waits_for(daemon):
             assert received[-1].sequence == frame.sequence
             assert math.isclose(received[-1].timestamp, frame.since, abs_tol=2e-9)
             await link.frame_done(frame.sequence)
-            deadline = time.monotonic() + 10
-            after = await awaiting()
-            while after is not None and after.sequence == frame.sequence and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-                after = await awaiting()
+            after = await awaited_frame(conn, link, seconds=10, until=lambda after: after is None or after.sequence != frame.sequence)
             assert after is None or after.sequence > frame.sequence, f"still waiting for tick {frame.sequence}"
 
     run(main())
@@ -126,16 +128,7 @@ def test_present_of_a_tick_from_before_a_restart_reports_the_frame_done(daemon):
             while tick.timestamp < daemon.started_at:
                 tick = await link.next_tick(15)
             await link.present(old.sequence)
-
-            async def awaiting():
-                state = await conn.state()
-                return next(info for info in state.links() if info.link == link.daemon_id).awaiting_frame
-
-            deadline = time.monotonic() + 5
-            frame = await awaiting()
-            while frame is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-                frame = await awaiting()
+            frame = await awaited_frame(conn, link, seconds=5)
             assert frame is not None, "the stale frame did not turn pacing on"
             assert not [shown for shown in link.presented() if shown.sequence <= old.sequence]
 

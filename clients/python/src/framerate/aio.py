@@ -869,16 +869,7 @@ class Connection:
             self._links.remove(link)
         if link._daemon_id is not None and self._links_by_id.get(link._daemon_id) is link:
             del self._links_by_id[link._daemon_id]
-        if by_application:
-            link._end(error)
-            link._end_reported = True
-            if link in self._ended_links:
-                self._ended_links.remove(link)
-            return
-        if not link._ended:
-            self._ended_links.append(link)
-        link._end(error)
-        self._notify_ready()
+        self._record_end(link, error, self._ended_links, by_application)
 
     def _end_watch(self, watch: "Watch", error: Optional[FrameRateError], by_application: bool = False) -> None:
         """Ends ``watch``; ``by_application`` as in :meth:`_end_link` (``unwatch()``,
@@ -887,15 +878,21 @@ class Connection:
             self._watches.remove(watch)
         if watch._daemon_id is not None and self._watches_by_id.get(watch._daemon_id) is watch:
             del self._watches_by_id[watch._daemon_id]
+        self._record_end(watch, error, self._ended_watches, by_application)
+
+    def _record_end(self, item: Union["DisplayLink", "Watch"], error: Optional[FrameRateError],
+                    ended: List[Any], by_application: bool) -> None:
+        """Ends ``item`` (a link or a watch) and keeps its end in ``ended`` (its kind's list
+        of ends not yet reported) unless the application caused it (see :meth:`_end_link`)."""
         if by_application:
-            watch._end(error)
-            watch._end_reported = True
-            if watch in self._ended_watches:
-                self._ended_watches.remove(watch)
+            item._end(error)
+            item._end_reported = True
+            if item in ended:
+                ended.remove(item)
             return
-        if not watch._ended:
-            self._ended_watches.append(watch)
-        watch._end(error)
+        if not item._ended:
+            ended.append(item)
+        item._end(error)
         self._notify_ready()
 
 
