@@ -212,12 +212,12 @@ public struct Arbiter: Sendable {
     /// without one, computing each group's cadence at each candidate as the ladder needs it
     /// (one decision gains nothing from a table: the groups' ranges are distinct).
     /// `naming` gives the vote of a link the decision's reason names (at most two: the
-    /// first decider and the first limited link), as the ballot counted it.
+    /// first decider and a limited link), as the ballot counted it.
     func decide(_ ballot: Ballot, cadences: inout CadenceTable?, naming: (LinkID) -> LinkVote?) -> Decision {
         let cap = ballot.cap
         // Sorted so that sums and reasons never depend on registration order: the groups'
-        // indices, so that sorting moves integers rather than groups (each holds arrays and
-        // strings, whose copies are reference counted).
+        // indices, so that sorting moves integers rather than groups (each holds an array,
+        // whose copies are reference counted).
         let groups = ballot.groups.groups
         let ordered = groups.indices.sorted { groups[$0].lowest < groups[$1].lowest }
 

@@ -66,8 +66,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// When each link's content-velocity report in force expires (each link's
     /// ``DisplayLinkState/velocity``), as the time since the display's origin.
     private var velocityExpiries: [LinkID: Duration] = [:]
-    /// Re-arbitrations so far: each costs a pass over the display's links (the tests
-    /// bound how many one vsync may run).
+    /// Re-arbitrations so far: each costs a pass over the display's distinct votes (over
+    /// its links, for the panel while a velocity report is in force; the tests bound how
+    /// many one vsync may run).
     private(set) var rearbitrations = 0
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
