@@ -159,8 +159,12 @@ struct MultiProcessTests {
         #expect(await reader.waitForExit() == 0)
         let ticks = PrintedTick.parse(reader.output)
         #expect(abs(Double(ticks.count) - 240) <= 12, "\(ticks.count) ticks in 2 s at 120 Hz")
-        // The staller costs the reader nothing; a busy machine may cost it a tick or two.
-        #expect(ticks.reduce(0) { $0 + $1.skipped } <= 5)
+        // The staller costs the reader nothing; a busy machine may cost it a few ticks. The
+        // bound is the same 5 % as the rate bound above (2 % flaked once in a fresh-clone CI
+        // run: 6 of 240); a staller that held up the fan-out would cost the reader whole
+        // seconds of ticks, far above it.
+        let skipped = ticks.reduce(0) { $0 + $1.skipped }
+        #expect(skipped <= 12, "\(skipped) of 240 ticks skipped")
         // The staller's link is gone: disconnected after 1 s unwritable.
         let observer = try await daemon.connect()
         let state = try await observer.waitForState { $0.displays[0].links.isEmpty }
