@@ -231,15 +231,31 @@ struct PresentationTests {
         }
     }
 
-    @Test("before its first Present a link keeps only its latest tick; a skipped sequence is one never sent, not too old")
-    func firstPresentAndSkippedSequences() throws {
+    @Test("a first frame presented after later ticks is shown, its hitch measured from its own tick; the ninth latest is too old")
+    func slowFirstFrame() throws {
         var harness = Harness()
         let link = try harness.link120()
-        let first = try harness.nextTick()
-        let second = try harness.nextTick()
-        #expect(throws: CompositorError.sequenceTooOld(link, sequence: first.sequence, oldest: second.sequence)) {
-            try harness.compositor.present(link: link, owner: harness.owner, sequence: first.sequence, at: harness.clock.now)
+        // The link ticks on, and its first frame comes after eight more ticks (a slow first
+        // frame): it is still among the 8 latest the link keeps, the one before is not.
+        var ticks = [try harness.nextTick()]
+        for _ in 0..<8 { ticks.append(try harness.nextTick()) }
+        #expect(throws: CompositorError.sequenceTooOld(link, sequence: ticks[0].sequence, oldest: ticks[1].sequence)) {
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: ticks[0].sequence, at: harness.clock.now)
         }
+        try harness.present(ticks[1], of: link)
+        // Shown at the next vsync, seven intervals after the one it was expected at.
+        let shown = try #require(try harness.run(seconds: 1.0 / 120).flatMap(\.presentations).first)
+        #expect(shown.sequence == ticks[1].sequence && shown.presentedTime == ticks[8].timestamp.advanced(by: period120))
+        #expect(shown.hitch == period120 * 7)
+        #expect(harness.compositor.snapshot(of: link, at: harness.clock.now)?.hitches != nil)
+    }
+
+    @Test("a skipped sequence is one never sent, not too old")
+    func skippedSequences() throws {
+        var harness = Harness()
+        let link = try harness.link120()
+        _ = try harness.nextTick()
+        let second = try harness.nextTick()
         try harness.present(second, of: link)
         // An interval the link cannot take (its connection not writable) is skipped: its
         // sequence is never sent, and Present says so rather than calling it too old.
