@@ -9,8 +9,8 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A frame-done report or a `Present` named a sequence the link has not been sent: a
     /// later one, or an interval it skipped.
     case sequenceNotDelivered(LinkID, sequence: UInt64, lastDelivered: UInt64)
-    /// A `Present` named a tick older than the recent ones whose targets the link keeps: its
-    /// 8 latest delivered ticks.
+    /// A `Present` named a tick older than the ones whose targets the link keeps: its 8
+    /// latest delivered ticks, and its first until it presents.
     case sequenceTooOld(LinkID, sequence: UInt64, oldest: UInt64)
     /// A `Present`'s `vsyncId` is not the presentation vsync of one of the tick's possible
     /// frame timelines (``FrameTimelines/presentation(of:schedule:latency:)``): those are `offered`.
@@ -27,7 +27,7 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
             "\(link) was never sent sequence \(sequence); the latest tick it was sent is \(lastDelivered)"
         case .sequenceTooOld(let link, let sequence, let oldest):
             "sequence \(sequence) of \(link) is too old to present; present the frame of a recent tick (\(oldest) or later; "
-                + "a link keeps its 8 latest ticks)"
+                + "a link keeps its 8 latest ticks, and its first until it presents)"
         case .vsyncNotOffered(let link, let sequence, let vsyncID, let offered):
             "vsyncId \(vsyncID) is not one of the frame timelines of tick \(sequence) of \(link); its timelines' vsyncIds are "
                 + offered.map(String.init).joined(separator: ", ")
