@@ -208,6 +208,43 @@ def test_a_daemon_that_stops_reading_fails_the_send_after_request_timeout(tmp_so
     run(main())
 
 
+def test_close_ends_the_connection_at_once_when_the_daemon_stopped_reading(tmp_socket_dir):
+    """With no request_timeout a write to a daemon that stopped reading waits for ever; the
+    application's close() must still end the connection: the socket closes (so the daemon
+    releases its links once it reads again) and the stuck send returns."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        server_saw_end = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await stop.wait()  # reads nothing until the client has closed
+            while await reader.read(1 << 16):
+                pass  # what the kernel buffered, then the end of the connection
+            server_saw_end.set()
+            writer.close()
+
+        async with client_of(path, serve, reconnect=False, request_timeout=None) as conn:
+            loop = asyncio.get_running_loop()
+            big = {"pad": "x" * (16 << 20)}  # far more than the socket buffers hold
+            send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", big))
+            writer = conn._writer
+            assert writer is not None
+            deadline = loop.time() + 5
+            while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            assert writer.transport.get_write_buffer_size() > 0 and not send.done()  # stuck
+            started = loop.time()
+            await asyncio.wait_for(conn.close(), 30)
+            assert loop.time() - started < 4  # at once, not when a timeout gave up on it
+            await asyncio.wait_for(send, 5)  # returns: the connection it waited on is gone
+            stop.set()
+            await asyncio.wait_for(server_saw_end.wait(), 5)
+
+    run(main())
+
+
 def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(tmp_socket_dir):
     """During a reconnect the client registers its links again; one the application
     invalidates while its new registration is in flight is invalidated on the daemon

@@ -176,6 +176,18 @@ def connect(
     )
 
 
+def _close_at_once(writer: asyncio.StreamWriter) -> None:
+    """Closes ``writer``'s socket now. A plain close waits to flush what is buffered, and
+    to a daemon that stopped reading (stopped, wedged) that wait never ends: the socket
+    stays open, so the daemon keeps the connection's links, and a send in flight and
+    ``wait_closed`` never return. Unsent bytes are of no use once the connection is
+    gone, so they are discarded."""
+    if writer.transport.get_write_buffer_size() > 0:
+        writer.transport.abort()
+    else:
+        writer.close()
+
+
 class Connection:
     """One connection to framerated (newline-delimited JSON-RPC 2.0 on its Unix socket).
 
@@ -379,11 +391,14 @@ class Connection:
         tasks = [t for t in (self._reconnect_task, self._read_task) if t is not None and t is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            try:
-                await task
-            except BaseException:  # noqa: BLE001 - cancelled or failed; closing anyway
-                pass
+        if tasks:
+            # asyncio.wait, not `await task`: a close() that is itself cancelled (a
+            # wait_for's timeout) stops waiting, rather than the cancel being taken for
+            # the task's.
+            await asyncio.wait(tasks)
+            for task in tasks:
+                if not task.cancelled():
+                    task.exception()  # retrieved: failed or not, the connection is closing
         self._drop_transport(ConnectionClosed("the connection was closed"))
         # The application ended them: nothing is left to report, not even the ends
         # the daemon caused before (see _end_link).
@@ -600,7 +615,7 @@ class Connection:
                     error = failure
                     break
         finally:
-            writer.close()
+            _close_at_once(writer)
             if generation == self._generation and not self._closed:
                 self._on_lost(error)
             try:
@@ -612,7 +627,7 @@ class Connection:
 
     def _drop_transport(self, error: FrameRateError) -> None:
         if self._writer is not None:
-            self._writer.close()
+            _close_at_once(self._writer)
             self._writer = None
         pending, self._pending = self._pending, {}
         self._abandoned_registers.clear()  # their links end with this connection
