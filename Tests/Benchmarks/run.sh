@@ -128,18 +128,28 @@ fi
 
 # The tick plane alone (framebench tick-cost): 1,000 links at 120 Hz stepped in process on
 # socket pairs, no load generator beside it. Natively: its wall time per delivered tick.
-# Under callgrind, collecting only inside TickEngine.step (its mangled name; table.py says
-# so if it matched nothing): the instructions its user space executes per delivered tick,
-# a figure that does not move with the machine's load. Valgrind 3.19 cannot read this
-# toolchain's DWARF 5, so callgrind runs a copy without the debug sections (symbols stay).
+# Under callgrind, collecting only inside TickEngine.step: the instructions its user space
+# executes per delivered tick, a figure that does not move with the machine's load. The
+# step's symbol is found by its demangled name, so a change to its signature cannot make
+# the filter match nothing (or a closure inside it, which would toggle collection off);
+# table.py says so if none is found. Valgrind 3.19 cannot read this toolchain's DWARF 5,
+# so callgrind runs a copy without the debug sections (symbols stay).
 if [[ -z ${LOAD_ONLY:-} ]]; then
 quiet
 echo "tick cost: 1,000 links stepped in process" >&2
 "$fb" tick-cost --links 1000 --vsyncs 600 --json >"$out/tick-cost.json" 2>"$out/tick-cost.err" || true
-if command -v valgrind >/dev/null && command -v objcopy >/dev/null; then
+step_symbol=""
+if command -v nm >/dev/null; then
+  step_candidates=$(nm --defined-only "$fb" | awk '{print $3}' | grep 'TickEngineC4step' || true)
+  step_symbol=$(paste -d ' ' <(printf '%s\n' "$step_candidates") <(printf '%s\n' "$step_candidates" | swift demangle --simplified) \
+    | awk '$2 == "TickEngine.step(at:previousStepFinished:)" { print $1; exit }')
+fi
+if [[ -z $step_symbol ]]; then
+  echo "tick cost: no symbol of framebench demangles to TickEngine.step(at:previousStepFinished:); instructions per tick not counted" >&2
+elif command -v valgrind >/dev/null && command -v objcopy >/dev/null; then
   objcopy --strip-debug "$fb" "$out/framebench-symbols-only"
   SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.tick-cost" --collect-atstart=no \
-    --toggle-collect='*10TickEngineC4step2at20previousStepFinished0aB8Protocol14MonotonicClockV7InstantVSgAK_ALtF' \
+    --toggle-collect="$step_symbol" \
     "$out/framebench-symbols-only" tick-cost --links 1000 --vsyncs 60 --warmup 12 --json \
     >"$out/tick-cost-callgrind.json" 2>"$out/tick-cost-callgrind.err" || true
   callgrind_annotate --inclusive=no "$out/callgrind.tick-cost" >"$out/tick-cost-callgrind.txt" 2>/dev/null || true

@@ -265,8 +265,8 @@ if c:
         pass
     stepped = c["ticks"] + c.get("warmup_ticks", 0)
     if not instructions:
-        print("- instructions per tick: callgrind collected nothing (the `--toggle-collect` pattern in run.sh no longer "
-              "matches `TickEngine.step`'s mangled name?)")
+        print("- instructions per tick: callgrind collected nothing inside `TickEngine.step` (its symbol, found by its "
+              "demangled name in run.sh, was never entered?)")
     elif stepped:
         print(f"- the same under callgrind: {instructions / stepped:,.0f} instructions of user space per delivered tick "
               f"(`TickEngine.step` inclusive, {stepped:,} ticks in {instructions:,} instructions; the functions in "
