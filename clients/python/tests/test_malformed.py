@@ -245,6 +245,84 @@ def test_close_ends_the_connection_at_once_when_the_daemon_stopped_reading(tmp_s
     run(main())
 
 
+def test_close_sends_what_the_application_wrote_before_it(tmp_socket_dir):
+    """A notification whose send the application did not await is still buffered when it
+    calls close(); a daemon that reads it in time receives it whole, not cut off."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    async def main() -> None:
+        start_reading = asyncio.Event()
+        received = bytearray()
+        server_saw_end = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await start_reading.wait()
+            while chunk := await reader.read(1 << 16):
+                received.extend(chunk)
+            server_saw_end.set()
+            writer.close()
+
+        pad = "x" * (4 << 20)  # more than the socket buffers hold: the rest stays in the client
+        async with client_of(path, serve, reconnect=False, request_timeout=None) as conn:
+            loop = asyncio.get_running_loop()
+            send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", {"pad": pad}))
+            writer = conn._writer
+            assert writer is not None
+            deadline = loop.time() + 5
+            while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            assert writer.transport.get_write_buffer_size() > 0  # the daemon has not read it yet
+            closing = asyncio.ensure_future(conn.close())
+            await asyncio.sleep(0)  # close() has begun, with the line still buffered
+            assert not closing.done()
+            start_reading.set()
+            await asyncio.wait_for(closing, 30)
+            await asyncio.wait_for(send, 5)
+            await asyncio.wait_for(server_saw_end.wait(), 5)
+        assert received.endswith(b"\n") and received.count(b"\n") == 1
+        assert json.loads(received)["params"]["pad"] == pad
+
+    run(main(), timeout=30)
+
+
+def test_a_cancelled_close_still_ends_the_connection(tmp_socket_dir):
+    """close() waits up to CLOSE_FLUSH_TIMEOUT for a daemon that stopped reading; an
+    application that stops waiting sooner (a wait_for's timeout) still gets the
+    connection ended: the socket closes, later calls raise ConnectionClosed."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        server_saw_end = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await stop.wait()  # reads nothing until the client has closed
+            while await reader.read(1 << 16):
+                pass
+            server_saw_end.set()
+            writer.close()
+
+        async with client_of(path, serve, reconnect=False, request_timeout=None) as conn:
+            loop = asyncio.get_running_loop()
+            send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", {"pad": "x" * (16 << 20)}))
+            writer = conn._writer
+            assert writer is not None
+            deadline = loop.time() + 5
+            while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+            assert writer.transport.get_write_buffer_size() > 0 and not send.done()  # stuck
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(conn.close(), framerate.aio.CLOSE_FLUSH_TIMEOUT / 10)
+            assert conn._writer is None and writer.transport.is_closing()
+            await asyncio.wait_for(send, 5)  # returns: the connection it waited on is gone
+            with pytest.raises(framerate.ConnectionClosed):
+                await conn.health()
+            stop.set()
+            await asyncio.wait_for(server_saw_end.wait(), 5)
+
+    run(main())
+
+
 def test_a_link_invalidated_while_it_is_registered_again_leaves_nothing_behind(tmp_socket_dir):
     """During a reconnect the client registers its links again; one the application
     invalidates while its new registration is in flight is invalidated on the daemon

@@ -91,6 +91,9 @@ DEFAULT_TICK_BUFFER = 8
 DEFAULT_EVENT_BUFFER = 4096
 #: Default seconds a call waits for its answer (the C client's default too).
 DEFAULT_REQUEST_TIMEOUT = 5.0
+#: Seconds (event-loop clock) :meth:`Connection.close` gives the daemon to read what
+#: the client still has buffered before it discards the rest and closes the socket.
+CLOSE_FLUSH_TIMEOUT = 1.0
 
 _Hook = Optional[Callable[[Any], None]]
 
@@ -180,12 +183,34 @@ def _close_at_once(writer: asyncio.StreamWriter) -> None:
     """Closes ``writer``'s socket now. A plain close waits to flush what is buffered, and
     to a daemon that stopped reading (stopped, wedged) that wait never ends: the socket
     stays open, so the daemon keeps the connection's links, and a send in flight and
-    ``wait_closed`` never return. Unsent bytes are of no use once the connection is
-    gone, so they are discarded."""
+    ``wait_closed`` never return. Unsent bytes are discarded: the connection is gone or
+    broken, or :meth:`Connection.close` already gave the daemon ``CLOSE_FLUSH_TIMEOUT``
+    to read them."""
     if writer.transport.get_write_buffer_size() > 0:
         writer.transport.abort()
     else:
         writer.close()
+
+
+async def _flush(writer: asyncio.StreamWriter, timeout: float) -> None:
+    """Waits until the daemon has read everything buffered on ``writer``, or ``timeout``
+    seconds (event-loop clock), or the connection ends, whichever comes first."""
+    transport = writer.transport
+    if transport.is_closing() or transport.get_write_buffer_size() == 0:
+        return
+    # drain() waits only down to the low-water mark; with both marks at 0 it waits until
+    # nothing is left. The connection is closing, so its limits no longer matter.
+    transport.set_write_buffer_limits(high=0, low=0)
+    try:
+        await asyncio.wait_for(writer.drain(), timeout)
+    except (asyncio.TimeoutError, ConnectionError, OSError):
+        pass  # stopped or wedged, or gone: what is left is discarded
+
+
+def _retrieve_outcome(task: "asyncio.Task[Any]") -> None:
+    """Marks a finished task's exception as seen, so that asyncio does not log it."""
+    if not task.cancelled():
+        task.exception()
 
 
 class Connection:
@@ -383,30 +408,42 @@ class Connection:
 
     async def close(self) -> None:
         """Closes the connection; the daemon releases its links and watches. Links'
-        tick iterators finish; later calls raise :class:`~framerate.ConnectionClosed`."""
+        tick iterators finish; later calls raise :class:`~framerate.ConnectionClosed`.
+        What the client still has buffered (sends not awaited) is sent first; a daemon
+        that does not read it within ``CLOSE_FLUSH_TIMEOUT`` (1 s) loses it. Cancelled,
+        close() still ends the connection, at once."""
         if self._closed:
             return
         self._closed = True
         self._generation += 1
         tasks = [t for t in (self._reconnect_task, self._read_task) if t is not None and t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            # asyncio.wait, not `await task`: a close() that is itself cancelled (a
-            # wait_for's timeout) stops waiting, rather than the cancel being taken for
-            # the task's.
-            await asyncio.wait(tasks)
-            for task in tasks:
-                if not task.cancelled():
-                    task.exception()  # retrieved: failed or not, the connection is closing
-        self._drop_transport(ConnectionClosed("the connection was closed"))
-        # The application ended them: nothing is left to report, not even the ends
-        # the daemon caused before (see _end_link).
-        for link in list(self._links) + self._ended_links:
-            self._end_link(link, None, by_application=True)
-        for watch in list(self._watches) + self._ended_watches:
-            self._end_watch(watch, None, by_application=True)
-        self._ready.set()
+        try:
+            try:
+                # What the application sent before close() (a burst of notifications
+                # whose sends it did not await) reaches the daemon, unless the daemon
+                # does not read it within CLOSE_FLUSH_TIMEOUT.
+                if self._writer is not None:
+                    await _flush(self._writer, CLOSE_FLUSH_TIMEOUT)
+            finally:
+                for task in tasks:
+                    task.add_done_callback(_retrieve_outcome)  # failed or not, the connection is closing
+                    task.cancel()
+            if tasks:
+                # asyncio.wait, not `await task`: a close() that is itself cancelled (a
+                # wait_for's timeout) stops waiting, rather than the cancel being taken
+                # for the task's.
+                await asyncio.wait(tasks)
+        finally:
+            # Even when close() is cancelled, the connection ends: close() is not
+            # called again (_closed is set).
+            self._drop_transport(ConnectionClosed("the connection was closed"))
+            # The application ended them: nothing is left to report, not even the ends
+            # the daemon caused before (see _end_link).
+            for link in list(self._links) + self._ended_links:
+                self._end_link(link, None, by_application=True)
+            for watch in list(self._watches) + self._ended_watches:
+                self._end_watch(watch, None, by_application=True)
+            self._ready.set()
 
     async def __aenter__(self) -> "Connection":
         return self
