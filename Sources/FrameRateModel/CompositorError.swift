@@ -9,8 +9,9 @@ public enum CompositorError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A frame-done report or a `Present` named a sequence the link has not been sent: a
     /// later one, or an interval it skipped.
     case sequenceNotDelivered(LinkID, sequence: UInt64, lastDelivered: UInt64)
-    /// A `Present` named a tick older than the ones whose targets the link keeps: its 8
-    /// latest delivered ticks, and its first until it presents.
+    /// A `Present` named a delivered tick whose target the link no longer keeps: neither
+    /// one of its 8 latest delivered ticks nor its first while that is still kept (until
+    /// the link first presents). `oldest` is the oldest of the 8 latest.
     case sequenceTooOld(LinkID, sequence: UInt64, oldest: UInt64)
     /// A `Present`'s `vsyncId` is not the presentation vsync of one of the tick's possible
     /// frame timelines (``FrameTimelines/presentation(of:schedule:latency:)``): those are `offered`.

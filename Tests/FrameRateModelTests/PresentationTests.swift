@@ -260,15 +260,26 @@ struct PresentationTests {
         let link = try harness.register(80, 120, 120, entitled: true, label: "scroller").link
         var ticks = [try harness.nextTick()]
         for _ in 0..<8 { ticks.append(try harness.nextTick()) }
-        // Nine delivered: the first is kept beside the 8 latest (ticks[1] to ticks[8]), all presentable.
+        // Nine delivered: the first is kept beside the 8 latest (ticks[1] to ticks[8]), so
+        // it can be presented.
+        try harness.present(ticks[0], of: link)
+        var reports = try harness.run(seconds: 1.0 / 120)
+        #expect(reports.flatMap(\.presentations).map(\.sequence) == [ticks[0].sequence])
+        // A link that presents is held back while its latest tick is unanswered: still nine
+        // delivered, but the first is no longer kept, so the oldest it keeps is ticks[1].
+        #expect(reports.flatMap(\.ticks).isEmpty)
+        #expect(throws: CompositorError.sequenceTooOld(link, sequence: ticks[0].sequence, oldest: ticks[1].sequence)) {
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: ticks[0].sequence, at: harness.clock.now)
+        }
         try harness.present(ticks[1], of: link)
-        #expect(try harness.run(seconds: 1.0 / 120).flatMap(\.presentations).map(\.sequence) == [ticks[1].sequence])
-        // Once the link has presented, the first tick is one more old tick. (Tick 9 is
-        // answered first: a link that presents is held back while its latest tick is not.)
+        reports = try harness.run(seconds: 1.0 / 120)
+        #expect(reports.flatMap(\.presentations).map(\.sequence) == [ticks[1].sequence])
+        // Its latest answered, it ticks again: the ring moves on past ticks[1].
         try harness.present(ticks[8], of: link)
         let latest = try harness.nextTick()
-        #expect(throws: CompositorError.sequenceTooOld(link, sequence: ticks[0].sequence, oldest: ticks[2].sequence)) {
-            try harness.compositor.present(link: link, owner: harness.owner, sequence: ticks[0].sequence, at: harness.clock.now)
+        #expect(latest.sequence > ticks[8].sequence)
+        #expect(throws: CompositorError.sequenceTooOld(link, sequence: ticks[1].sequence, oldest: ticks[2].sequence)) {
+            try harness.compositor.present(link: link, owner: harness.owner, sequence: ticks[1].sequence, at: harness.clock.now)
         }
         try harness.present(latest, of: link)
     }
