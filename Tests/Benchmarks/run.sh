@@ -131,22 +131,33 @@ fi
 # Under callgrind, collecting only inside TickEngine.step: the instructions its user space
 # executes per delivered tick, a figure that does not move with the machine's load. The
 # step's symbol is found by its demangled name, so a change to its signature cannot make
-# the filter match nothing (or a closure inside it, which would toggle collection off);
-# table.py says so if none is found. Valgrind 3.19 cannot read this toolchain's DWARF 5,
+# the filter match nothing (or a closure inside it, which would toggle collection off).
+# When the count cannot be taken, why is written to tick-cost-callgrind.skipped, and
+# table.py prints it in the table. Valgrind 3.19 cannot read this toolchain's DWARF 5,
 # so callgrind runs a copy without the debug sections (symbols stay).
 if [[ -z ${LOAD_ONLY:-} ]]; then
 quiet
 echo "tick cost: 1,000 links stepped in process" >&2
 "$fb" tick-cost --links 1000 --vsyncs 600 --json >"$out/tick-cost.json" 2>"$out/tick-cost.err" || true
 step_symbol=""
-if command -v nm >/dev/null; then
+skipped=""
+rm -f "$out/tick-cost-callgrind.skipped"
+if ! command -v nm >/dev/null || ! command -v swift >/dev/null; then
+  skipped="nm or swift (for swift demangle) missing"
+else
   step_candidates=$(nm --defined-only "$fb" | awk '{print $3}' | grep 'TickEngineC4step' || true)
+  # awk reads to the end (no early exit), so paste never writes to a closed pipe.
   step_symbol=$(paste -d ' ' <(printf '%s\n' "$step_candidates") <(printf '%s\n' "$step_candidates" | swift demangle --simplified) \
-    | awk '$2 == "TickEngine.step(at:previousStepFinished:)" { print $1; exit }')
+    | awk '!found && $2 == "TickEngine.step(at:previousStepFinished:)" { print $1; found = 1 }')
+  [[ -n $step_symbol ]] || skipped="no symbol of framebench demangles to TickEngine.step(at:previousStepFinished:)"
 fi
-if [[ -z $step_symbol ]]; then
-  echo "tick cost: no symbol of framebench demangles to TickEngine.step(at:previousStepFinished:); instructions per tick not counted" >&2
-elif command -v valgrind >/dev/null && command -v objcopy >/dev/null; then
+if ! command -v valgrind >/dev/null || ! command -v objcopy >/dev/null; then
+  skipped=${skipped:-"valgrind or objcopy missing"}
+fi
+if [[ -n $skipped ]]; then
+  echo "tick cost: $skipped; instructions per tick not counted" >&2
+  echo "$skipped" >"$out/tick-cost-callgrind.skipped"
+else
   objcopy --strip-debug "$fb" "$out/framebench-symbols-only"
   SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.tick-cost" --collect-atstart=no \
     --toggle-collect="$step_symbol" \
@@ -154,8 +165,6 @@ elif command -v valgrind >/dev/null && command -v objcopy >/dev/null; then
     >"$out/tick-cost-callgrind.json" 2>"$out/tick-cost-callgrind.err" || true
   callgrind_annotate --inclusive=no "$out/callgrind.tick-cost" >"$out/tick-cost-callgrind.txt" 2>/dev/null || true
   rm -f "$out/framebench-symbols-only"
-else
-  echo "tick cost: valgrind or objcopy missing; instructions per tick not counted" >&2
 fi
 fi
 

@@ -257,7 +257,9 @@ if t:
           f"pairs, no load generator; {t['send_path']}): {fmt(t['step_ns_per_tick'])} ns of wall time per delivered tick "
           f"({t['ticks']:,} of {t['expected']:,} delivered)")
 c = load_json(f"{out}/tick-cost-callgrind.json")
-if c:
+if os.path.exists(f"{out}/tick-cost-callgrind.skipped"):
+    print(f"- instructions per tick: not counted: {open(f'{out}/tick-cost-callgrind.skipped').read().strip()}")
+elif c:
     instructions = None
     try:
         instructions = int(open(f"{out}/callgrind.tick-cost").read().split("totals:")[1].split()[0])
