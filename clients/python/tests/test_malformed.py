@@ -208,6 +208,38 @@ def test_a_daemon_that_stops_reading_fails_the_send_after_request_timeout(tmp_so
     run(main())
 
 
+class HoldingDaemon:
+    """A scripted daemon's connection handler that reads nothing until ``reading`` is set,
+    then keeps everything in ``received`` until the client closes (``saw_end``)."""
+
+    def __init__(self) -> None:
+        self.reading = asyncio.Event()
+        self.saw_end = asyncio.Event()
+        self.received = bytearray()
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self.reading.wait()
+        while chunk := await reader.read(1 << 16):
+            self.received.extend(chunk)
+        self.saw_end.set()
+        writer.close()
+
+
+async def send_unread(conn: framerate.aio.Connection, pad: str) -> "tuple[asyncio.Future[None], asyncio.StreamWriter]":
+    """Starts a FrameDone notification padded with ``pad``, without awaiting it, and returns
+    it with the connection's writer once part of it waits in the client (the socket's
+    buffers are full: ``pad`` must be larger than they are)."""
+    loop = asyncio.get_running_loop()
+    send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", {"pad": pad}))
+    writer = conn._writer
+    assert writer is not None
+    deadline = loop.time() + 5
+    while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    assert writer.transport.get_write_buffer_size() > 0 and not send.done()  # the daemon has not read it
+    return send, writer
+
+
 def test_close_ends_the_connection_at_once_when_the_daemon_stopped_reading(tmp_socket_dir):
     """With no request_timeout a write to a daemon that stopped reading waits for ever; the
     application's close() must still end the connection: the socket closes (so the daemon
@@ -215,32 +247,17 @@ def test_close_ends_the_connection_at_once_when_the_daemon_stopped_reading(tmp_s
     path = tmp_socket_dir / "scripted.sock"
 
     async def main() -> None:
-        stop = asyncio.Event()
-        server_saw_end = asyncio.Event()
-
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await stop.wait()  # reads nothing until the client has closed
-            while await reader.read(1 << 16):
-                pass  # what the kernel buffered, then the end of the connection
-            server_saw_end.set()
-            writer.close()
-
-        async with client_of(path, serve, reconnect=False, request_timeout=None) as conn:
+        daemon = HoldingDaemon()
+        async with client_of(path, daemon, reconnect=False, request_timeout=None) as conn:
             loop = asyncio.get_running_loop()
-            big = {"pad": "x" * (16 << 20)}  # far more than the socket buffers hold
-            send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", big))
-            writer = conn._writer
-            assert writer is not None
-            deadline = loop.time() + 5
-            while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
-                await asyncio.sleep(0.01)
-            assert writer.transport.get_write_buffer_size() > 0 and not send.done()  # stuck
+            send, _ = await send_unread(conn, "x" * (16 << 20))  # far more than the socket buffers hold
             started = loop.time()
             await asyncio.wait_for(conn.close(), 30)
-            assert loop.time() - started < 4  # at once, not when a timeout gave up on it
+            # CLOSE_FLUSH_TIMEOUT, not when a timeout gave up on it
+            assert loop.time() - started < framerate.aio.CLOSE_FLUSH_TIMEOUT + 3
             await asyncio.wait_for(send, 5)  # returns: the connection it waited on is gone
-            stop.set()
-            await asyncio.wait_for(server_saw_end.wait(), 5)
+            daemon.reading.set()
+            await asyncio.wait_for(daemon.saw_end.wait(), 5)
 
     run(main())
 
@@ -251,36 +268,19 @@ def test_close_sends_what_the_application_wrote_before_it(tmp_socket_dir):
     path = tmp_socket_dir / "scripted.sock"
 
     async def main() -> None:
-        start_reading = asyncio.Event()
-        received = bytearray()
-        server_saw_end = asyncio.Event()
-
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await start_reading.wait()
-            while chunk := await reader.read(1 << 16):
-                received.extend(chunk)
-            server_saw_end.set()
-            writer.close()
-
+        daemon = HoldingDaemon()
         pad = "x" * (4 << 20)  # more than the socket buffers hold: the rest stays in the client
-        async with client_of(path, serve, reconnect=False, request_timeout=None) as conn:
-            loop = asyncio.get_running_loop()
-            send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", {"pad": pad}))
-            writer = conn._writer
-            assert writer is not None
-            deadline = loop.time() + 5
-            while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
-                await asyncio.sleep(0.01)
-            assert writer.transport.get_write_buffer_size() > 0  # the daemon has not read it yet
+        async with client_of(path, daemon, reconnect=False, request_timeout=None) as conn:
+            send, _ = await send_unread(conn, pad)
             closing = asyncio.ensure_future(conn.close())
             await asyncio.sleep(0)  # close() has begun, with the line still buffered
             assert not closing.done()
-            start_reading.set()
+            daemon.reading.set()
             await asyncio.wait_for(closing, 30)
             await asyncio.wait_for(send, 5)
-            await asyncio.wait_for(server_saw_end.wait(), 5)
-        assert received.endswith(b"\n") and received.count(b"\n") == 1
-        assert json.loads(received)["params"]["pad"] == pad
+            await asyncio.wait_for(daemon.saw_end.wait(), 5)
+        assert daemon.received.endswith(b"\n") and daemon.received.count(b"\n") == 1
+        assert json.loads(daemon.received)["params"]["pad"] == pad
 
     run(main(), timeout=30)
 
@@ -292,33 +292,17 @@ def test_a_cancelled_close_still_ends_the_connection(tmp_socket_dir):
     path = tmp_socket_dir / "scripted.sock"
 
     async def main() -> None:
-        stop = asyncio.Event()
-        server_saw_end = asyncio.Event()
-
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await stop.wait()  # reads nothing until the client has closed
-            while await reader.read(1 << 16):
-                pass
-            server_saw_end.set()
-            writer.close()
-
-        async with client_of(path, serve, reconnect=False, request_timeout=None) as conn:
-            loop = asyncio.get_running_loop()
-            send = asyncio.ensure_future(conn.notify("framerate.v1.DisplayLink/FrameDone", {"pad": "x" * (16 << 20)}))
-            writer = conn._writer
-            assert writer is not None
-            deadline = loop.time() + 5
-            while writer.transport.get_write_buffer_size() == 0 and loop.time() < deadline:
-                await asyncio.sleep(0.01)
-            assert writer.transport.get_write_buffer_size() > 0 and not send.done()  # stuck
+        daemon = HoldingDaemon()
+        async with client_of(path, daemon, reconnect=False, request_timeout=None) as conn:
+            send, writer = await send_unread(conn, "x" * (16 << 20))
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(conn.close(), framerate.aio.CLOSE_FLUSH_TIMEOUT / 10)
             assert conn._writer is None and writer.transport.is_closing()
             await asyncio.wait_for(send, 5)  # returns: the connection it waited on is gone
             with pytest.raises(framerate.ConnectionClosed):
                 await conn.health()
-            stop.set()
-            await asyncio.wait_for(server_saw_end.wait(), 5)
+            daemon.reading.set()
+            await asyncio.wait_for(daemon.saw_end.wait(), 5)
 
     run(main())
 
