@@ -169,9 +169,21 @@ public struct Arbiter: Sendable {
         mutating func add(
             members: some RandomAccessCollection<LinkID>, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?
         ) {
-            guard let lowest = members.first else { return }
             let listed = members.prefix(Decision.listLimit)
-            let unlisted = members.count - listed.count
+            add(listed: listed, unlisted: members.count - listed.count, range: range, entitled: entitled, overrunCeiling: overrunCeiling)
+        }
+
+        /// Counts voting links that all vote `range` with the same entitlement and adaptive
+        /// ceiling, given as their lowest members `listed` (lowest id first, at most
+        /// ``Decision/listLimit``, not empty unless `unlisted` is 0) and the number of the
+        /// others, `unlisted`, all above them: what ``add(members:range:entitled:overrunCeiling:)``
+        /// reads of an entry, for a caller that leaves some of its members out (the panel's
+        /// ballot, ``Display``).
+        @inline(__always)
+        mutating func add(
+            listed: some Collection<LinkID>, unlisted: Int, range: FrameRateRange, entitled: Bool, overrunCeiling: Double?
+        ) {
+            guard let lowest = listed.first else { return }
             /// Lists the listed members as limited under `ceiling`, if it limits them.
             func noteLimited(under ceiling: Ceiling) -> Bool {
                 guard let limit = Arbiter.limit(of: lowest, range: range, under: ceiling) else { return false }

@@ -857,24 +857,58 @@ extension Display {
     /// A boost holds the panel too: a boosted link votes its boost range. A link whose
     /// table rate is below what it would have otherwise is listed as limited
     /// `by: velocity`, with the velocity that decided.
+    ///
+    /// Like the grid's, the ballot reads the tally (``VoteTally``), not every link: each
+    /// entry once, less the reporting links it counts, then each reporting link's own
+    /// vote. O(distinct votes + reports), where walking the links cost O(links) for every
+    /// Register, Update or close while any report was in force.
     private func arbitratePanel(grid: Decision, cadences: inout CadenceTable?) -> Decision {
         guard !velocityExpiries.isEmpty else { return grid }
-        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: links.count)
-        for index in links.indices where !links[index].configuration.isPaused {
-            let link = links[index]
-            let (range, velocity) = panelRange(of: link)
-            ballot.add(
-                link: link.id, range: range, entitled: link.configuration.hasHighFrameRateEntitlement, overrunCeiling: link.overrun?.ceiling
-            )
-            guard let velocity else { continue }
-            // What the link's ordinary vote asks of the panel, under its ceilings.
-            let rate = range.maximum
-            let effective = effectiveRange(of: link)
-            let ordinary = effective.hasPreferredRate ? effective.preferred : effective.maximum
-            if rate < ordinary && !FrameRateMath.equal(rate, ordinary) {
-                var limit = LinkLimit(link: link.id, by: .velocity, wanted: ordinary, got: rate)
-                limit.contentVelocity = velocity
-                ballot.note(limit)
+        // The voting links whose panel vote differs from their tally entry's, by that entry.
+        var reporting: [VoteTally.Key: Set<LinkID>] = [:]
+        var reportingCount = 0
+        for id in velocityExpiries.keys {
+            guard let key = tally.key(of: id), let position = positions[id], links[position].boost == nil else { continue }
+            reporting[key, default: []].insert(id)
+            reportingCount += 1
+        }
+        // Only paused or boosted links report: every link votes as on the grid.
+        guard reportingCount > 0 else { return grid }
+        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: tally.entries.count + reportingCount)
+        for index in tally.entries.indices {
+            let key = tally.entries[index].key
+            guard let leaving = reporting[key] else {
+                ballot.add(members: tally.entries[index].members, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
+                continue
+            }
+            // The entry's lowest members that stay, and how many more: at most
+            // `listLimit + leaving.count` members read, whatever the entry's size.
+            var listed: [LinkID] = []
+            listed.reserveCapacity(Decision.listLimit)
+            for member in tally.entries[index].members where !leaving.contains(member) {
+                listed.append(member)
+                if listed.count == Decision.listLimit { break }
+            }
+            let staying = tally.entries[index].members.count - leaving.count
+            ballot.add(listed: listed, unlisted: staying - listed.count, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
+        }
+        for leaving in reporting.values {
+            for id in leaving {
+                let link = links[positions[id]!]
+                let (range, velocity) = panelRange(of: link)
+                ballot.add(
+                    link: link.id, range: range, entitled: link.configuration.hasHighFrameRateEntitlement, overrunCeiling: link.overrun?.ceiling
+                )
+                guard let velocity else { continue }
+                // What the link's ordinary vote asks of the panel, under its ceilings.
+                let rate = range.maximum
+                let effective = effectiveRange(of: link)
+                let ordinary = effective.hasPreferredRate ? effective.preferred : effective.maximum
+                if rate < ordinary && !FrameRateMath.equal(rate, ordinary) {
+                    var limit = LinkLimit(link: link.id, by: .velocity, wanted: ordinary, got: rate)
+                    limit.contentVelocity = velocity
+                    ballot.note(limit)
+                }
             }
         }
         return markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { panelVote(of: links[$0]) } })

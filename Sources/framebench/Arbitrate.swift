@@ -13,7 +13,15 @@ struct Arbitrate: ParsableCommand {
     @Option(help: "Timed calls of each kind.") var iterations = 2_000
     @Option(help: "PRNG seed for the links' ranges.") var seed: UInt64 = 42
     @Flag(help: "Preferred rates in 0.5 Hz steps: nearly every link distinct (the worst case).") var worstCase = false
+    @Option(help: "Links (spread among the N) with a content-velocity report in force during the re-arbitrations: each then arbitrates the panel too.")
+    var velocityReports = 0
     @Flag(help: "Print JSON instead of the table.") var json = false
+
+    func validate() throws {
+        guard links > 0 else { throw ValidationError("--links must be at least 1") }
+        guard iterations > 0 else { throw ValidationError("--iterations must be at least 1") }
+        guard (0...links).contains(velocityReports) else { throw ValidationError("--velocity-reports must be between 0 and --links (\(links))") }
+    }
 
     /// SplitMix64: a small deterministic generator, so every run arbitrates the same links.
     struct SplitMix64: RandomNumberGenerator {
@@ -85,8 +93,12 @@ struct Arbitrate: ParsableCommand {
             ids.append(status.link)
         }
         let alternate = [try FrameRateRange(minimum: 30, maximum: 120, preferred: 80), try FrameRateRange(minimum: 10, maximum: 60, preferred: 24)]
+        // Velocity 200 pt/s: 80 Hz on the phone's panel, below most of these links' votes.
+        let reporting = (0..<velocityReports).map { ids[$0 * ids.count / velocityReports] }
         var update = nanosecondHistogram()
         for iteration in 0..<iterations {
+            // Renewed before each timed call (a report lasts 0.5 s): the same rate again, which does not re-arbitrate.
+            for link in reporting { try compositor.reportContentVelocity(link: link, owner: owner, velocity: 200, at: MonotonicClock.now) }
             let link = ids[(iteration * 7919) % ids.count]
             let begin = System.monotonicNanoseconds()
             let status = try compositor.update(link: link, owner: owner, range: alternate[iteration % 2], at: MonotonicClock.now)
@@ -100,13 +112,15 @@ struct Arbitrate: ParsableCommand {
         let met = decideSummary.p99 < 1000 && updateSummary.p99 < 1000
         if json {
             let value: JSONValue = [
-                "links": JSONValue(UInt64(links)), "distinct_votes": JSONValue(UInt64(distinct)), "iterations": JSONValue(UInt64(iterations)),
+                "links": JSONValue(UInt64(links)), "velocity_reports": JSONValue(UInt64(velocityReports)), "distinct_votes": JSONValue(UInt64(distinct)), "iterations": JSONValue(UInt64(iterations)),
                 "decide_us": decideSummary.jsonValue, "rearbitrate_us": updateSummary.jsonValue, "target_us": 1000, "met": .bool(met),
                 "checksum": JSONValue(rates),
             ]
             print(value.jsonString)
         } else {
-            print("arbitrate: \(links) varied links (\(distinct) distinct range and entitlement pairs), \(iterations) calls each")
+            print(
+                "arbitrate: \(links) varied links (\(distinct) distinct range and entitlement pairs), \(iterations) calls each"
+                    + (velocityReports > 0 ? ", \(velocityReports) with a velocity report" : ""))
             print("  Arbiter.decide           p50 \(Int(decideSummary.p50)) us  p99 \(Int(decideSummary.p99)) us  max \(Int(decideSummary.max)) us")
             print("  Compositor.update        p50 \(Int(updateSummary.p50)) us  p99 \(Int(updateSummary.p99)) us  max \(Int(updateSummary.max)) us")
             print("  target p99 < 1000 us: \(met ? "met" : "MISSED")  (checksum \(Int(rates)))")

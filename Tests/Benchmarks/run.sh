@@ -123,6 +123,7 @@ quiet
 "$fb" idle --spawn-daemon --connections 4096 --json >"$out/idle.json" 2>&1 || true
 quiet
 "$fb" arbitrate --links 10000 --iterations 2000 --json >"$out/arbitrate.json" 2>&1 || true
+"$fb" arbitrate --links 10000 --iterations 2000 --velocity-reports 1 --json >"$out/arbitrate-velocity.json" 2>&1 || true
 "$fb" arbitrate --links 10000 --iterations 500 --worst-case --json >"$out/arbitrate-worst.json" 2>&1 || true
 fi
 

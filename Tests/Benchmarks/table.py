@@ -245,9 +245,11 @@ i = load_json(f"{out}/idle.json")
 if i:
     print(f"- {i['connections']:,} idle connections: daemon RSS {i['rss_kib']:,} KiB ({i['rss_before_kib']:,} KiB before, "
           f"{i['bytes_per_connection']:,.0f} bytes each; target < 65,536 KiB)")
-for name, label in (("arbitrate", "varied"), ("arbitrate-worst", "worst case")):
+for name, label in (("arbitrate", "varied"), ("arbitrate-velocity", "varied"), ("arbitrate-worst", "worst case")):
     a = load_json(f"{out}/{name}.json")
     if a:
+        if a.get("velocity_reports"):
+            label += f", {a['velocity_reports']:,} with a content-velocity report, so the panel arbitrates too"
         print(f"- arbitration over {a['links']:,} links ({label}: {a['distinct_votes']:,} distinct range/entitlement pairs): "
               f"Arbiter.decide p50 {fmt(a['decide_us']['p50'])} µs, p99 {fmt(a['decide_us']['p99'])} µs; "
               f"re-arbitration (Compositor.update) p50 {fmt(a['rearbitrate_us']['p50'])} µs, p99 {fmt(a['rearbitrate_us']['p99'])} µs (target < 1,000 µs)")

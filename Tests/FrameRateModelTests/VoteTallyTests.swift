@@ -52,10 +52,62 @@ import Testing
         var owner: OwnerID
         /// The boost's range and end (since the compositor's start), while boosted.
         var boost: (range: FrameRateRange, end: Duration)?
+        /// The content-velocity report in force: points/s, its table rate, and when it
+        /// expires (since the compositor's start).
+        var velocity: (velocity: Double, rate: Double, expires: Duration)?
+    }
+
+    /// The panel's decision with one ballot entry per link, as it was made before the
+    /// panel read the tally: each unpaused link votes its range (its boost's while
+    /// boosted), and an unboosted link with a velocity report votes its table rate as
+    /// `{rate, rate, rate}` (never above its maximum), listed as limited `by: velocity`
+    /// when that is below what its ordinary vote would get.
+    static func panelDecisionPerLink(_ live: [LinkID: Live], arbiter: Arbiter, caps: DisplayCaps) throws -> Decision {
+        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: live.count)
+        var votes: [LinkID: LinkVote] = [:]
+        for (id, link) in live where !link.paused {
+            let voted = link.boost?.range ?? link.range
+            var vote = LinkVote(link: id, range: voted, hasHighFrameRateEntitlement: link.entitled, label: link.label)
+            vote.isBoosted = link.boost != nil
+            if let report = link.velocity, link.boost == nil {
+                let rate = min(report.rate, voted.maximum)
+                vote = LinkVote(
+                    link: id, range: try FrameRateRange(minimum: rate, maximum: rate, preferred: rate), hasHighFrameRateEntitlement: link.entitled,
+                    label: link.label
+                )
+                vote.contentVelocity = report.velocity
+                let effective = arbiter.effectiveRange(of: voted, hasEntitlement: link.entitled, caps: caps)
+                let ordinary = effective.hasPreferredRate ? effective.preferred : effective.maximum
+                ballot.add(link: id, range: vote.range, entitled: link.entitled)
+                if rate < ordinary && !FrameRateMath.equal(rate, ordinary) {
+                    var limit = LinkLimit(link: id, by: .velocity, wanted: ordinary, got: rate)
+                    limit.contentVelocity = report.velocity
+                    ballot.note(limit)
+                }
+            } else {
+                ballot.add(link: id, range: voted, entitled: link.entitled)
+            }
+            votes[id] = vote
+        }
+        var cadences: CadenceTable? = nil
+        return arbiter.decide(ballot, cadences: &cadences) { votes[$0] }
+    }
+
+    /// What puts a live link in a tally entry, without adaptive ceilings (the test reports no frames).
+    static func entryKey(of link: Live) -> [Double] {
+        let range = link.boost?.range ?? link.range
+        return [range.minimum, range.maximum, range.preferred, link.entitled ? 1 : 0]
+    }
+
+    /// Whether `kept` and `fresh` decide alike: everything but the pending change.
+    static func same(_ kept: Decision, _ fresh: Decision) -> Bool {
+        kept.rate == fresh.rate && kept.rule == fresh.rule && kept.deciders == fresh.deciders
+            && kept.deciderCount == fresh.deciderCount && kept.limited == fresh.limited
+            && kept.limitedCount == fresh.limitedCount && kept.cap == fresh.cap && kept.reason == fresh.reason
     }
 
     @Test(
-        "a display's tally decides as one vote per link through 3,000 registrations, updates, pauses, boosts, cap changes and closes",
+        "a display's tally decides the grid and the panel as one vote per link through 3,000 registrations, updates, pauses, boosts, velocity reports, cap changes and closes",
         arguments: [3, 4] as [UInt64])
     func tallyDecidesAsVotesPerLink(seed: UInt64) throws {
         var rng = SeededGenerator(seed: seed)
@@ -67,6 +119,13 @@ import Testing
         var rules: Set<ArbitrationRule> = []
         var largestEntry = 0
         var mostLimited = 0
+        var mostLimitedByVelocity = 0
+        var reportsInLongEntries = 0
+        // One velocity in each band of the phone's table (at rest, 60, 80 and 120 Hz): a
+        // report that keeps a link's table rate, which does not re-arbitrate, then also
+        // keeps the velocity the last decision lists.
+        let velocities: [Double] = [0, 100, 200, 400]
+        let table = try #require(arbiter.profile.velocityTable)
         // A few ranges, often repeated, so entries grow past the 16 a decision lists; and
         // some with a preference above 60 Hz, which the entitlement and caps limit.
         let ranges = try [(10, 120, 0), (30, 60, 60), (60, 120, 120), (80, 120, 120), (24, 48, 30), (10, 60, 48), (48, 120, 90)]
@@ -76,8 +135,9 @@ import Testing
             let now = harness.compositor.start.duration(to: harness.clock.now)
             // Every change first ends the boosts that ended by now (the display catches up).
             for id in live.keys where live[id]!.boost.map({ $0.end <= now }) ?? false { live[id]!.boost = nil }
+            for id in live.keys where live[id]!.velocity.map({ $0.expires <= now }) ?? false { live[id]!.velocity = nil }
             let target = (step / 300) % 2 == 0 ? 12 : 200
-            let action = live.count < target ? 0 : live.count > target + 4 ? 3 : Int.random(in: 0..<8, using: &rng)
+            let action = live.count < target ? 0 : live.count > target + 4 ? 3 : Int.random(in: 0..<9, using: &rng)
             switch action {
             case 0, 1:
                 let range = ranges.randomElement(using: &rng)!
@@ -121,6 +181,11 @@ import Testing
                 let owner = owners.randomElement(using: &rng)!
                 _ = harness.compositor.removeLinks(of: owner, at: harness.clock.now)
                 live = live.filter { $0.value.owner != owner }
+            case 7:
+                let link = live.keys.randomElement(using: &rng)!
+                let velocity = velocities.randomElement(using: &rng)!
+                try harness.compositor.reportContentVelocity(link: link, owner: live[link]!.owner, velocity: velocity, at: harness.clock.now)
+                live[link]!.velocity = (velocity, table.rate(for: velocity), now + ContentVelocityTable.reportLifetime)
             default:
                 // A same-vote update: nothing moves in the tally.
                 let link = live.keys.randomElement(using: &rng)!
@@ -133,12 +198,17 @@ import Testing
             }
             let fresh = arbiter.decide(votes: votes, caps: caps)
             let kept = try harness.compositor.decision(of: harness.display)
-            #expect(
-                kept.rate == fresh.rate && kept.rule == fresh.rule && kept.deciders == fresh.deciders
-                    && kept.deciderCount == fresh.deciderCount && kept.limited == fresh.limited
-                    && kept.limitedCount == fresh.limitedCount && kept.cap == fresh.cap && kept.reason == fresh.reason,
-                "step \(step): kept \(kept.reason) / fresh \(fresh.reason)"
-            )
+            #expect(Self.same(kept, fresh), "step \(step): kept \(kept.reason) / fresh \(fresh.reason)")
+            // Without a report in force the panel runs on the grid's decision.
+            let keptPanel = try harness.compositor.panelDecision() ?? kept
+            let freshPanel = try Self.panelDecisionPerLink(live, arbiter: arbiter, caps: caps)
+            #expect(Self.same(keptPanel, freshPanel), "step \(step): panel kept \(keptPanel.reason) / fresh \(freshPanel.reason)")
+            mostLimitedByVelocity = max(mostLimitedByVelocity, freshPanel.limited.filter { $0.by == .velocity }.count)
+            // A report in an entry longer than a decision's lists: the panel's ballot leaves it out of its entry.
+            let entrySizes = Dictionary(grouping: live.values.filter { !$0.paused }, by: { Self.entryKey(of: $0) }).mapValues(\.count)
+            if live.values.contains(where: { !$0.paused && $0.boost == nil && $0.velocity != nil && entrySizes[Self.entryKey(of: $0)]! > Decision.listLimit }) {
+                reportsInLongEntries += 1
+            }
             rules.insert(fresh.rule)
             largestEntry = max(largestEntry, Dictionary(grouping: votes, by: { [$0.range.minimum, $0.range.maximum, $0.range.preferred, $0.hasHighFrameRateEntitlement ? 1 : 0] }).values.map(\.count).max() ?? 0)
             mostLimited = max(mostLimited, fresh.limitedCount)
@@ -148,5 +218,9 @@ import Testing
         #expect(largestEntry > Decision.listLimit, "largest entry \(largestEntry)")
         #expect(mostLimited > Decision.listLimit, "most limited \(mostLimited)")
         #expect(rules.count >= 3, "\(rules)")
+        // And the panel's: several links limited by their velocity at once, and reports
+        // taken out of entries longer than a decision lists.
+        #expect(mostLimitedByVelocity > 1, "most limited by velocity \(mostLimitedByVelocity)")
+        #expect(reportsInLongEntries > 20, "steps with a report in a long entry: \(reportsInLongEntries)")
     }
 }
