@@ -181,21 +181,45 @@ public enum TickLineEncoder {
 
     /// Writes `value` in decimal to `out` at `at` (room for 20 digits is the caller's);
     /// returns the offset after it.
+    ///
+    /// Two digits at a time, from the end: one division by 100 (a multiplication) and one
+    /// two-byte store from ``digitPairs`` per pair, where a digit at a time cost a division
+    /// and a store per digit, and a second loop to count them. The values are a link id,
+    /// a sequence number and a skip count: a few digits each, so counting them a pair at a
+    /// time beats a table of powers of ten.
     @inline(__always)
-    private static func writeDecimal(_ value: UInt64, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+    static func writeDecimal(_ value: UInt64, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
         var digits = 1
-        var scale: UInt64 = 10
-        while digits < 20 && value >= scale {
-            digits += 1
-            scale = scale &* 10
+        var rest = value
+        while rest >= 100 {
+            rest /= 100
+            digits &+= 2
         }
+        if rest >= 10 { digits &+= 1 }
+        let base = out.baseAddress!.advanced(by: at)
+        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
+        var end = digits
         var remaining = value
-        var index = at + digits - 1
-        repeat {
-            out[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-            remaining /= 10
-            index -= 1
-        } while remaining > 0
-        return at + digits
+        while remaining >= 100 {
+            let pair = Int(truncatingIfNeeded: remaining % 100)
+            remaining /= 100
+            end &-= 2
+            base.storeBytes(of: pairs.loadUnaligned(fromByteOffset: pair &* 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+        }
+        if remaining >= 10 {
+            base.storeBytes(
+                of: pairs.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: remaining) &* 2, as: UInt16.self), toByteOffset: 0,
+                as: UInt16.self)
+        } else {
+            base.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining), toByteOffset: 0, as: UInt8.self)
+        }
+        return at &+ digits
     }
+
+    /// "00" to "99", two bytes each: the pair `n` at offset `2n`.
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
 }
