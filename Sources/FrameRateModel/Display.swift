@@ -38,7 +38,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// still in `self` each arbitration copied the whole table (hundreds of KB with
     /// thousands of distinct ranges) to add one.
     private var cadences: CadenceTable?
-    /// The same for the panel arbitration (``arbitratePanel(grid:cadences:)``), apart: each
+    /// The same for the panel arbitration (``arbitrateGridAndPanel(grid:panel:)``), apart: each
     /// table is compacted to its own arbitration's ranges, which would evict the other's.
     private var panelCadences: CadenceTable?
     private(set) var caps: DisplayCaps
@@ -60,15 +60,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private var boostEnds: [LinkID: Duration] = [:]
     /// The panel's rate: the same timing rules as ``governor``'s, over the panel
     /// arbitration, where links reporting content velocity vote their velocity table's
-    /// rate (``arbitratePanel(grid:cadences:)``). Without a report in force it sees exactly the
+    /// rate (``arbitrateGridAndPanel(grid:panel:)``). Without a report in force it sees exactly the
     /// decisions ``governor`` sees, so the panel runs at the grid rate.
     private(set) var panel: RefreshRateGovernor<C>
     /// When each link's content-velocity report in force expires (each link's
     /// ``DisplayLinkState/velocity``), as the time since the display's origin.
     private var velocityExpiries: [LinkID: Duration] = [:]
-    /// Re-arbitrations so far: each costs a pass over the display's distinct votes (over
-    /// its links, for the panel while a velocity report is in force; the tests bound how
-    /// many one vsync may run).
+    /// Re-arbitrations so far: each costs a pass over the display's distinct votes and
+    /// its links with a velocity report in force (the tests bound how many one vsync may run).
     private(set) var rearbitrations = 0
 
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
@@ -511,14 +510,37 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// The arbiter's decision for the current links and caps: one ballot entry per
     /// distinct vote (``VoteTally``), not per link.
     private func arbitrate(cadences: inout CadenceTable?) -> Decision {
+        decideGrid(tallyBallot(leaving: [:], moreVotes: 0), cadences: &cadences)
+    }
+
+    /// The grid's decision on `ballot` (every voting link's own vote).
+    private func decideGrid(_ ballot: Arbiter.Ballot, cadences: inout CadenceTable?) -> Decision {
+        markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { vote(of: links[$0]) } })
+    }
+
+    /// A ballot of the tally's entries, each less the links `leaving` lists under its key,
+    /// with room for `moreVotes` votes added after. An entry costs O(``Decision/listLimit``)
+    /// plus the links it loses: its lowest 16 that stay are found by skipping those.
+    private func tallyBallot(leaving: [VoteTally.Key: Set<LinkID>], moreVotes: Int) -> Arbiter.Ballot {
         assert(tallyMatchesLinks(), "the vote tally is out of step with the links")
-        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: tally.entries.count)
+        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: tally.entries.count + moreVotes)
         // By index: each entry is read in place (a `for entry in` copy retains and releases its members).
         for index in tally.entries.indices {
             let key = tally.entries[index].key
-            ballot.add(members: tally.entries[index].members, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
+            guard let left = leaving[key] else {
+                ballot.add(members: tally.entries[index].members, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
+                continue
+            }
+            var listed: [LinkID] = []
+            listed.reserveCapacity(Decision.listLimit)
+            for member in tally.entries[index].members where !left.contains(member) {
+                listed.append(member)
+                if listed.count == Decision.listLimit { break }
+            }
+            let staying = tally.entries[index].members.count - left.count
+            ballot.add(listed: listed, unlisted: staying - listed.count, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
         }
-        return markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { vote(of: links[$0]) } })
+        return ballot
     }
 
     /// What link `link` votes, or `nil` when it does not (paused).
@@ -567,12 +589,11 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private mutating func rearbitrate(at now: C.Instant) {
         rearbitrations &+= 1
         var table = cadences.take()
-        let decision = arbitrate(cadences: &table)
-        cadences = table
-        governor.observe(decision, at: now)
         var panelTable = panelCadences.take()
-        let panelDecision = arbitratePanel(grid: decision, cadences: &panelTable)
+        let (decision, panelDecision) = arbitrateGridAndPanel(grid: &table, panel: &panelTable)
+        cadences = table
         panelCadences = panelTable
+        governor.observe(decision, at: now)
         panel.observe(panelDecision, at: now)
         if FrameRateMath.equal(panelDecision.rate, panelRate) || panelDecision.rule == .idle {
             holdResidency(panelDecision, rate: panelRate, at: origin.duration(to: now))
@@ -849,22 +870,20 @@ extension Display {
         return earliest
     }
 
-    /// The panel arbitration: `grid` itself when no velocity report is in force; else
-    /// the same ballot, except that each unboosted link with a report votes its table
-    /// rate as `{rate, rate, rate}`, never above its own maximum (its minimum is for its
-    /// callbacks, which stay on the grid: the field study's 120-120-120 animation ran
-    /// the panel at 60 Hz), under its entitlement, caps and adaptive ceiling as any vote.
-    /// A boost holds the panel too: a boosted link votes its boost range. A link whose
-    /// table rate is below what it would have otherwise is listed as limited
-    /// `by: velocity`, with the velocity that decided.
+    /// The grid's decision and the panel's. The panel's is the grid's itself when no
+    /// voting link has a velocity report in force; else the same ballot, except that
+    /// each unboosted link with a report votes its table rate as `{rate, rate, rate}`,
+    /// never above its own maximum (its minimum is for its callbacks, which stay on the
+    /// grid: the field study's 120-120-120 animation ran the panel at 60 Hz), under its
+    /// entitlement, caps and adaptive ceiling as any vote. A boost holds the panel too: a
+    /// boosted link votes its boost range. A link whose table rate is below what it would
+    /// have otherwise is listed as limited `by: velocity`, with the velocity that decided.
     ///
-    /// Like the grid's, the ballot reads the tally (``VoteTally``), not every link: each
-    /// entry once, less the reporting links it counts, then each reporting link's own
-    /// vote. O(distinct votes + reports), where walking the links cost O(links) for every
-    /// Register, Update or close while any report was in force.
-    private func arbitratePanel(grid: Decision, cadences: inout CadenceTable?) -> Decision {
-        guard !velocityExpiries.isEmpty else { return grid }
-        // The voting links whose panel vote differs from their tally entry's, by that entry.
+    /// The tally is counted once for both: its entries less the reporting links make one
+    /// ballot, which each arbitration completes with those links' own votes. Counting
+    /// costs O(distinct votes + reports), not O(links), and is not done twice.
+    private func arbitrateGridAndPanel(grid gridCadences: inout CadenceTable?, panel panelCadences: inout CadenceTable?) -> (grid: Decision, panel: Decision) {
+        // The voting links whose panel vote differs from their grid vote, by their tally entry.
         var reporting: [VoteTally.Key: Set<LinkID>] = [:]
         var reportingCount = 0
         for id in velocityExpiries.keys {
@@ -872,46 +891,34 @@ extension Display {
             reporting[key, default: []].insert(id)
             reportingCount += 1
         }
-        // Only paused or boosted links report: every link votes as on the grid.
-        guard reportingCount > 0 else { return grid }
-        var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: tally.entries.count + reportingCount)
-        for index in tally.entries.indices {
-            let key = tally.entries[index].key
-            guard let leaving = reporting[key] else {
-                ballot.add(members: tally.entries[index].members, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
-                continue
-            }
-            // The entry's lowest members that stay, and how many more: at most
-            // `listLimit + leaving.count` members read, whatever the entry's size.
-            var listed: [LinkID] = []
-            listed.reserveCapacity(Decision.listLimit)
-            for member in tally.entries[index].members where !leaving.contains(member) {
-                listed.append(member)
-                if listed.count == Decision.listLimit { break }
-            }
-            let staying = tally.entries[index].members.count - leaving.count
-            ballot.add(listed: listed, unlisted: staying - listed.count, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
+        guard reportingCount > 0 else {
+            let grid = arbitrate(cadences: &gridCadences)
+            return (grid, grid)
         }
-        for leaving in reporting.values {
-            for id in leaving {
+        let others = tallyBallot(leaving: reporting, moreVotes: reportingCount)
+        var gridBallot = others
+        var panelBallot = others
+        for (key, ids) in reporting {
+            for id in ids {
                 let link = links[positions[id]!]
+                gridBallot.add(link: id, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
                 let (range, velocity) = panelRange(of: link)
-                ballot.add(
-                    link: link.id, range: range, entitled: link.configuration.hasHighFrameRateEntitlement, overrunCeiling: link.overrun?.ceiling
-                )
+                panelBallot.add(link: id, range: range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
                 guard let velocity else { continue }
                 // What the link's ordinary vote asks of the panel, under its ceilings.
                 let rate = range.maximum
                 let effective = effectiveRange(of: link)
                 let ordinary = effective.hasPreferredRate ? effective.preferred : effective.maximum
                 if rate < ordinary && !FrameRateMath.equal(rate, ordinary) {
-                    var limit = LinkLimit(link: link.id, by: .velocity, wanted: ordinary, got: rate)
+                    var limit = LinkLimit(link: id, by: .velocity, wanted: ordinary, got: rate)
                     limit.contentVelocity = velocity
-                    ballot.note(limit)
+                    panelBallot.note(limit)
                 }
             }
         }
-        return markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { panelVote(of: links[$0]) } })
+        let grid = decideGrid(gridBallot, cadences: &gridCadences)
+        let panel = markingBoost(arbiter.decide(panelBallot, cadences: &panelCadences) { link in positions[link].map { panelVote(of: links[$0]) } })
+        return (grid, panel)
     }
 
     /// The range `link` votes in the panel arbitration, and the velocity (points/s) that
