@@ -63,7 +63,47 @@ struct Arbitrate: ParsableCommand {
         }
     }
 
+    /// What one run measured.
+    struct Measurement {
+        /// `Arbiter.decide` over the links' votes, µs.
+        var decide: LatencySummary
+        /// `Compositor.update` of one link among them (a whole re-arbitration), µs.
+        var rearbitrate: LatencySummary
+        /// The distinct range and entitlement pairs among the links.
+        var distinctVotes: Int
+        /// The panel's decision after the last update: `nil` when no velocity report was in
+        /// force, so the panel did not arbitrate apart from the grid.
+        var panelDecision: Decision?
+        /// A sum of the decided rates, so that no call can be optimised away.
+        var checksum: Double
+    }
+
     func run() throws {
+        let measurement = try measure()
+        let decideSummary = measurement.decide
+        let updateSummary = measurement.rearbitrate
+        let distinct = measurement.distinctVotes
+        let rates = measurement.checksum
+        let met = decideSummary.p99 < 1000 && updateSummary.p99 < 1000
+        if json {
+            let value: JSONValue = [
+                "links": JSONValue(UInt64(links)), "velocity_reports": JSONValue(UInt64(velocityReports)), "distinct_votes": JSONValue(UInt64(distinct)), "iterations": JSONValue(UInt64(iterations)),
+                "decide_us": decideSummary.jsonValue, "rearbitrate_us": updateSummary.jsonValue, "target_us": 1000, "met": .bool(met),
+                "checksum": JSONValue(rates),
+            ]
+            print(value.jsonString)
+        } else {
+            print(
+                "arbitrate: \(links) varied links (\(distinct) distinct range and entitlement pairs), \(iterations) calls each"
+                    + (velocityReports > 0 ? ", \(velocityReports) with a velocity report" : ""))
+            print("  Arbiter.decide           p50 \(Int(decideSummary.p50)) us  p99 \(Int(decideSummary.p99)) us  max \(Int(decideSummary.max)) us")
+            print("  Compositor.update        p50 \(Int(updateSummary.p50)) us  p99 \(Int(updateSummary.p99)) us  max \(Int(updateSummary.max)) us")
+            print("  target p99 < 1000 us: \(met ? "met" : "MISSED")  (checksum \(Int(rates)))")
+        }
+    }
+
+    /// Times the calls; prints nothing.
+    func measure() throws -> Measurement {
         let varied = Self.votes(count: links, seed: seed, halfSteps: worstCase)
         let arbiter = Arbiter(profile: .promotionPhone)
         let votes = varied.enumerated().map { index, vote in
@@ -106,24 +146,9 @@ struct Arbitrate: ParsableCommand {
             rates += status.refreshRate
             _ = update.record(UInt64(max(end - begin, 1_000)))
         }
-        let distinct = Set(varied.map { "\($0.range) \($0.entitled)" }).count
-        let decideSummary = LatencySummary(decide)
-        let updateSummary = LatencySummary(update)
-        let met = decideSummary.p99 < 1000 && updateSummary.p99 < 1000
-        if json {
-            let value: JSONValue = [
-                "links": JSONValue(UInt64(links)), "velocity_reports": JSONValue(UInt64(velocityReports)), "distinct_votes": JSONValue(UInt64(distinct)), "iterations": JSONValue(UInt64(iterations)),
-                "decide_us": decideSummary.jsonValue, "rearbitrate_us": updateSummary.jsonValue, "target_us": 1000, "met": .bool(met),
-                "checksum": JSONValue(rates),
-            ]
-            print(value.jsonString)
-        } else {
-            print(
-                "arbitrate: \(links) varied links (\(distinct) distinct range and entitlement pairs), \(iterations) calls each"
-                    + (velocityReports > 0 ? ", \(velocityReports) with a velocity report" : ""))
-            print("  Arbiter.decide           p50 \(Int(decideSummary.p50)) us  p99 \(Int(decideSummary.p99)) us  max \(Int(decideSummary.max)) us")
-            print("  Compositor.update        p50 \(Int(updateSummary.p50)) us  p99 \(Int(updateSummary.p99)) us  max \(Int(updateSummary.max)) us")
-            print("  target p99 < 1000 us: \(met ? "met" : "MISSED")  (checksum \(Int(rates)))")
-        }
+        return Measurement(
+            decide: LatencySummary(decide), rearbitrate: LatencySummary(update),
+            distinctVotes: Set(varied.map { "\($0.range) \($0.entitled)" }).count, panelDecision: try compositor.panelDecision(), checksum: rates
+        )
     }
 }
