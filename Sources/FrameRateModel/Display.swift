@@ -898,6 +898,8 @@ extension Display {
         let others = tallyBallot(leaving: reporting, moreVotes: reportingCount)
         var gridBallot = others
         var panelBallot = others
+        // In any order: a count does not depend on the order of its votes (the groups are
+        // decided lowest link first, and each list keeps the lowest links).
         for (key, ids) in reporting {
             for id in ids {
                 let link = links[positions[id]!]
