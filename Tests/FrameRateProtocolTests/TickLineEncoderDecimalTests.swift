@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import FrameRateProtocol
@@ -46,6 +47,55 @@ import Testing
         for bits in 1...64 {
             let mask = bits == 64 ? UInt64.max : (UInt64(1) << bits) - 1
             for _ in 0..<200 { Self.check(rng.next() & mask) }
+        }
+    }
+}
+
+/// The shared fields' times and rates, written in place, against the `String`s they
+/// replace: `WireTime.format(nanoseconds:)` and `JSONNumber(_:).text`.
+@Suite struct TickLineEncoderFieldTests {
+    static func appended(_ write: (inout ByteBuffer) -> Void) -> String {
+        var buffer = ByteBufferAllocator().buffer(capacity: 0)
+        buffer.writeString("#")
+        write(&buffer)
+        buffer.writeString("#")
+        return String(buffer: buffer)
+    }
+
+    @Test("seconds with nine decimals: every digit count of the fraction, whole seconds, the largest and smallest times, negative ones")
+    func seconds() {
+        var values: [Int64] = [0, 1, 9, 10, 99, 100, 999_999_999, 1_000_000_000, 1_000_000_001, 8_333_333, 1_234_500_000_001, .max]
+        var power: Int64 = 1
+        while power < 1_000_000_000_000_000_000 {
+            values += [power - 1, power, power + 1, power * 7 + 3]
+            power *= 10
+        }
+        var rng = SplitMix64(seed: 9)
+        for _ in 0..<2_000 { values.append(Int64(bitPattern: rng.next() >> 1) >> Int64(rng.next() % 63)) }
+        // Never on the wire, but written with their sign, as format writes them.
+        values += [-1, -1_500_000_000, -999_999_999, .min]
+        for value in values {
+            #expect(Self.appended { TickLineEncoder.writeSeconds(nanoseconds: value, into: &$0) } == "#\(WireTime.format(nanoseconds: value))#", "\(value)")
+        }
+        #expect(WireTime.format(nanoseconds: -1_500_000_000) == "-1.500000000")
+        #expect(WireTime.format(nanoseconds: -1) == "-0.000000001")
+        #expect(WireTime.format(nanoseconds: .min) == "-9223372036.854775808")
+        #expect(WireTime.format(nanoseconds: 8_333_333) == "0.008333333")
+    }
+
+    @Test("rates: whole ones up to 1,000,000 Hz in place, the rest as JSONNumber writes them")
+    func rates() {
+        var rates: [Double] = (1...2_000).map(Double.init) + stride(from: 2_000, through: 1_000_000, by: 997).map(Double.init)
+        rates += [1_000_000, 1_000_001, 0, -0.0, 0.5, 17.142857142857142, 47.952, 59.94, 1e16, 2e20, .leastNonzeroMagnitude, -120]
+        for rate in rates {
+            #expect(Self.appended { TickLineEncoder.writeRate(rate, into: &$0) } == "#\(JSONNumber(rate).text)#", "\(rate)")
+        }
+    }
+
+    @Test("a vsync id in decimal")
+    func vsyncID() {
+        for value in [0, 7, 10, 121, 1 << 40, .max] as [UInt64] {
+            #expect(Self.appended { TickLineEncoder.writeDecimal(value, into: &$0) } == "#\(value)#")
         }
     }
 }

@@ -75,11 +75,13 @@ public struct MonotonicClock: Clock, Sendable {
 /// How times are written on the wire: seconds on `CLOCK_MONOTONIC` with
 /// nine decimals (nanosecond precision).
 public enum WireTime {
-    /// `seconds.nnnnnnnnn` for a non-negative count of nanoseconds.
+    /// `seconds.nnnnnnnnn` for a count of nanoseconds, with a minus sign before a negative
+    /// one (`-1.500000000`). Times on the wire are never negative; a negative count used to
+    /// trap here (its fraction's minus sign made the zero padding's count negative).
     public static func format(nanoseconds: Int64) -> String {
-        let seconds = nanoseconds / 1_000_000_000
-        let fraction = String(nanoseconds % 1_000_000_000)
-        return "\(seconds)." + String(repeating: "0", count: 9 - fraction.count) + fraction
+        let magnitude = nanoseconds.magnitude
+        let fraction = String(magnitude % 1_000_000_000)
+        return (nanoseconds < 0 ? "-" : "") + "\(magnitude / 1_000_000_000)." + String(repeating: "0", count: 9 - fraction.count) + fraction
     }
 
     /// Whole nanoseconds in `duration` (rounded to nearest, saturating: ``FrameRateMath/nanoseconds(_:)``).

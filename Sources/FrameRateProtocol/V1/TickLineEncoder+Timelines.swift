@@ -26,11 +26,11 @@ extension TickLineEncoder {
         buffer.writeString(#","timelines":["#)
         for (index, entry) in timelines.enumerated() {
             buffer.writeString(index == 0 ? #"{"vsyncId":"# : #",{"vsyncId":"#)
-            buffer.writeString(String(entry.vsyncId))
+            writeDecimal(entry.vsyncId, into: &buffer)
             buffer.writeString(#","deadline":"#)
-            buffer.writeString(WireTime.format(nanoseconds: entry.deadline))
+            writeSeconds(nanoseconds: entry.deadline, into: &buffer)
             buffer.writeString(#","presentationTime":"#)
-            buffer.writeString(WireTime.format(nanoseconds: entry.presentationTime))
+            writeSeconds(nanoseconds: entry.presentationTime, into: &buffer)
             buffer.writeString("}")
         }
         buffer.writeString("]")

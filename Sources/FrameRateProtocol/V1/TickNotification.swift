@@ -110,18 +110,18 @@ public enum TickLineEncoder {
     ) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 160 + 96 * timelines.count)
         buffer.writeString(#","timestamp":"#)
-        buffer.writeString(WireTime.format(nanoseconds: timestamp))
+        writeSeconds(nanoseconds: timestamp, into: &buffer)
         buffer.writeString(#","targetTimestamp":"#)
-        buffer.writeString(WireTime.format(nanoseconds: targetTimestamp))
+        writeSeconds(nanoseconds: targetTimestamp, into: &buffer)
         buffer.writeString(#","duration":"#)
-        buffer.writeString(WireTime.format(nanoseconds: duration))
+        writeSeconds(nanoseconds: duration, into: &buffer)
         buffer.writeString(#","refreshRate":"#)
-        buffer.writeString(JSONNumber(refreshRate).text)
+        writeRate(refreshRate, into: &buffer)
         buffer.writeString(#","callbackRate":"#)
-        buffer.writeString(JSONNumber(callbackRate).text)
+        writeRate(callbackRate, into: &buffer)
         if boosted { buffer.writeString(#","boosted":true"#) }
         buffer.writeString(#","targetPresentationTimestamp":"#)
-        buffer.writeString(WireTime.format(nanoseconds: targetPresentationTimestamp ?? targetTimestamp))
+        writeSeconds(nanoseconds: targetPresentationTimestamp ?? targetTimestamp, into: &buffer)
         writeTimelines(timelines, into: &buffer)
         buffer.writeString(#","skipped":"#)
         return buffer
@@ -214,6 +214,54 @@ public enum TickLineEncoder {
             base.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining), toByteOffset: 0, as: UInt8.self)
         }
         return at &+ digits
+    }
+
+    /// Appends `value` in decimal, as ``writeDecimal(_:to:at:)`` writes it.
+    static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { writeDecimal(value, to: $0, at: 0) }
+    }
+
+    /// Appends `nanoseconds` as seconds with nine decimals, the text of
+    /// ``WireTime/format(nanoseconds:)``, written in place: the shared fields of every
+    /// vsync hold four of these, which building each as a `String` made the larger part
+    /// of a vsync's fixed cost with few links.
+    static func writeSeconds(nanoseconds: Int64, into buffer: inout ByteBuffer) {
+        // Times on the wire are never negative; one is written with its sign all the same.
+        if nanoseconds < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+        let value = nanoseconds.magnitude
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 1 + 9) { out in
+            let point = writeDecimal(value / 1_000_000_000, to: out, at: 0)
+            let base = out.baseAddress!.advanced(by: point)
+            base.storeBytes(of: UInt8(ascii: "."), as: UInt8.self)
+            // The fraction, zero-padded to nine digits: four pairs from the end, then its first digit.
+            let pairs = UnsafeRawPointer(digitPairs.utf8Start)
+            var remaining = value % 1_000_000_000
+            var end = 1 + 9
+            for _ in 0..<4 {
+                let pair = Int(truncatingIfNeeded: remaining % 100)
+                remaining /= 100
+                end &-= 2
+                base.storeBytes(of: pairs.loadUnaligned(fromByteOffset: pair &* 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
+            }
+            base.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining), toByteOffset: 1, as: UInt8.self)
+            return point + 1 + 9
+        }
+    }
+
+    /// Appends `rate` (Hz) as ``JSONNumber`` writes it, `Double.description`: a whole rate up
+    /// to 1,000,000 Hz (every rate of the built-in profiles) in place as `N.0`, which is
+    /// that description, and any other through it.
+    static func writeRate(_ rate: Double, into buffer: inout ByteBuffer) {
+        guard rate >= 1, rate <= 1_000_000, rate.rounded(.towardZero) == rate else {
+            buffer.writeString(JSONNumber(rate).text)
+            return
+        }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 2) { out in
+            let end = writeDecimal(UInt64(rate), to: out, at: 0)
+            out[end] = UInt8(ascii: ".")
+            out[end + 1] = UInt8(ascii: "0")
+            return end + 2
+        }
     }
 
     /// "00" to "99", two bytes each: the pair `n` at offset `2n`.
