@@ -232,6 +232,17 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
         displays[try index(of: display)].nextEventfulVsync
     }
 
+    /// The earliest of every display's ``nextEventfulVsync(of:)``; `nil` when no display
+    /// has one: when the tick plane must wake next for the displays.
+    public var earliestEventfulVsync: C.Instant? {
+        var earliest: C.Instant?
+        for index in displays.indices {
+            guard let next = displays[index].nextEventfulVsync else { continue }
+            if earliest.map({ next < $0 }) ?? true { earliest = next }
+        }
+        return earliest
+    }
+
     /// Processes `display`'s vsync due at or before `now`: applies a due rate change
     /// and returns the ticks to deliver. `canDeliver` says whether an owner can take
     /// a tick now; an owner that cannot has the interval counted as skipped.

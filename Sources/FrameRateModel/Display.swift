@@ -232,9 +232,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             // The first vsync on the current grid at or after the deadline.
             let period = timeline.period
             var periods = Int((next.duration(to: deadline) / period).rounded(.up))
-            while next.advanced(by: period * periods) < deadline { periods += 1 }
-            while periods > 0 && next.advanced(by: period * (periods - 1)) >= deadline { periods -= 1 }
-            due = next.advanced(by: period * periods)
+            while next.advanced(by: FrameRateMath.times(period, periods)) < deadline { periods += 1 }
+            while periods > 0 && next.advanced(by: FrameRateMath.times(period, periods - 1)) >= deadline { periods -= 1 }
+            due = next.advanced(by: FrameRateMath.times(period, periods))
         }
         return target.with(pending: PendingRateChange(rate: target.rate, at: origin.duration(to: due)))
     }
@@ -732,7 +732,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             let cadence = links[index].pacer.cadence
             if cadence.divisor != lastDivisor {
                 lastDivisor = cadence.divisor
-                target = vsync.instant.advanced(by: period * cadence.divisor)
+                target = vsync.instant.advanced(by: FrameRateMath.times(period, cadence.divisor))
                 schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: cadence.divisor))
             }
             var tick = Tick(

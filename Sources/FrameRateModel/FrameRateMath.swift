@@ -52,6 +52,15 @@ public enum FrameRateMath {
         return sum
     }
 
+    /// `duration * count`, exact to the attosecond, trapping on overflow as `*` does: in
+    /// concrete 128-bit arithmetic, where the standard library's `Duration * some
+    /// BinaryInteger` takes a generic conversion path (about 400 instructions a call; the
+    /// tick plane multiplies periods several times per vsync, placing vsyncs on the grid).
+    @inlinable
+    public static func times(_ duration: Duration, _ count: Int) -> Duration {
+        Duration(attoseconds: duration.attoseconds * Int128(count))
+    }
+
     /// `value` rounded toward zero and clamped into `bounds`; NaN gives `bounds.lowerBound`.
     ///
     /// The model's one conversion from a floating-point quotient to an integer: it never traps,

@@ -46,7 +46,7 @@ public struct FrameSchedule: Hashable, Sendable {
         /// The time of vsync `index` (at or after ``anchor``).
         func time(of index: UInt64) -> Duration {
             // The schedule looks a few intervals ahead of its anchor: far below Int.max vsyncs.
-            time + period * Int(clamping: index - anchor)
+            time + FrameRateMath.times(period, Int(clamping: index - anchor))
         }
     }
 
@@ -83,7 +83,7 @@ public struct FrameSchedule: Hashable, Sendable {
     /// `time`) on `grid`, and the grid there.
     private func next(after index: UInt64, at time: Duration, on grid: Grid) -> (UInt64, Duration, Grid) {
         let divisor = UInt64(grid.divisor)
-        let target = time + grid.period * grid.divisor
+        let target = time + FrameRateMath.times(grid.period, grid.divisor)
         guard let change, index + divisor >= change.anchor, index < change.anchor else {
             let next = index + divisor
             return (next, grid.time(of: next), grid)
@@ -96,7 +96,7 @@ public struct FrameSchedule: Hashable, Sendable {
         let ahead = earliest - change.time(of: candidate)
         if ahead > .zero {
             // Whole new intervals to skip; bounded by the old interval over the new one.
-            let intervals = FrameRateMath.wholeNumber((ahead / (change.period * change.divisor)).rounded(.up), clampedTo: 0...(1 << 20))
+            let intervals = FrameRateMath.wholeNumber((ahead / FrameRateMath.times(change.period, change.divisor)).rounded(.up), clampedTo: 0...(1 << 20))
             candidate += UInt64(intervals) * newDivisor
         }
         while candidate >= change.anchor + newDivisor, change.time(of: candidate - newDivisor) >= earliest { candidate -= newDivisor }

@@ -205,7 +205,7 @@ struct LinkPacer: Sendable {
         lastDelivered = sequence
         // The reported times stay exact (to the attosecond): a wait is measured from them.
         lastDeliveredTime = vsync.time
-        lastDeliveredInterval = divisor == 1 ? vsync.period : vsync.period * divisor
+        lastDeliveredInterval = divisor == 1 ? vsync.period : FrameRateMath.times(vsync.period, divisor)
         return .deliver(sequence: sequence, skipped: skipped)
     }
 }

@@ -55,7 +55,7 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
     public func vsync(index: UInt64) -> Vsync {
         // `index >= anchor.index` always, and the difference counts vsyncs since the last rate
         // change: below 2^63 for 292 million years at 1000 Hz, so `Int(clamping:)` never clamps.
-        Vsync(index: index, instant: anchor.instant.advanced(by: period * Int(clamping: index - anchor.index)))
+        Vsync(index: index, instant: anchor.instant.advanced(by: FrameRateMath.times(period, Int(clamping: index - anchor.index))))
     }
 
     /// The first vsync of the current grid at or after `instant`, and not before ``next``.

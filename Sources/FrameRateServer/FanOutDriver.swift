@@ -97,7 +97,7 @@ package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
             guard let instant else { return }
             if earliest == nil || instant < earliest! { earliest = instant }
         }
-        for display in compositor.displayIDs { consider(try? compositor.nextEventfulVsync(of: display)) }
+        consider(compositor.earliestEventfulVsync)
         for since in unwritableSince.values { consider(since.advanced(by: settings.unwritableTimeout)) }
         return earliest
     }
