@@ -1,4 +1,5 @@
 import FrameRateModel
+public import NIOCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -76,12 +77,27 @@ public struct MonotonicClock: Clock, Sendable {
 /// nine decimals (nanosecond precision).
 public enum WireTime {
     /// `seconds.nnnnnnnnn` for a count of nanoseconds, with a minus sign before a negative
-    /// one (`-1.500000000`). Times on the wire are never negative; a negative count used to
-    /// trap here (its fraction's minus sign made the zero padding's count negative).
+    /// one (`-1.500000000`): the text ``write(nanoseconds:into:)`` writes. Times on the wire
+    /// are never negative; a negative count used to trap here.
     public static func format(nanoseconds: Int64) -> String {
+        var buffer = ByteBuffer()
+        write(nanoseconds: nanoseconds, into: &buffer)
+        return String(buffer: buffer)
+    }
+
+    /// Appends `nanoseconds` as ``format(nanoseconds:)`` writes it, in place: the tick
+    /// encoder's shared fields hold four times a vsync, which building each as a `String`
+    /// made the larger part of a vsync's fixed cost with few links.
+    public static func write(nanoseconds: Int64, into buffer: inout ByteBuffer) {
+        if nanoseconds < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
         let magnitude = nanoseconds.magnitude
-        let fraction = String(magnitude % 1_000_000_000)
-        return (nanoseconds < 0 ? "-" : "") + "\(magnitude / 1_000_000_000)." + String(repeating: "0", count: 9 - fraction.count) + fraction
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 1 + 9) { out in
+            let point = DecimalText.write(magnitude / 1_000_000_000, to: out, at: 0)
+            let base = out.baseAddress!
+            base.storeBytes(of: UInt8(ascii: "."), toByteOffset: point, as: UInt8.self)
+            DecimalText.writeNineDigits(magnitude % 1_000_000_000, to: base, at: point + 1)
+            return point + 1 + 9
+        }
     }
 
     /// Whole nanoseconds in `duration` (rounded to nearest, saturating: ``FrameRateMath/nanoseconds(_:)``).

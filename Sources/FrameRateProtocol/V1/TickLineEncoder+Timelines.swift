@@ -28,9 +28,9 @@ extension TickLineEncoder {
             buffer.writeString(index == 0 ? #"{"vsyncId":"# : #",{"vsyncId":"#)
             writeDecimal(entry.vsyncId, into: &buffer)
             buffer.writeString(#","deadline":"#)
-            writeSeconds(nanoseconds: entry.deadline, into: &buffer)
+            WireTime.write(nanoseconds: entry.deadline, into: &buffer)
             buffer.writeString(#","presentationTime":"#)
-            writeSeconds(nanoseconds: entry.presentationTime, into: &buffer)
+            WireTime.write(nanoseconds: entry.presentationTime, into: &buffer)
             buffer.writeString("}")
         }
         buffer.writeString("]")

@@ -110,18 +110,18 @@ public enum TickLineEncoder {
     ) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 160 + 96 * timelines.count)
         buffer.writeString(#","timestamp":"#)
-        writeSeconds(nanoseconds: timestamp, into: &buffer)
+        WireTime.write(nanoseconds: timestamp, into: &buffer)
         buffer.writeString(#","targetTimestamp":"#)
-        writeSeconds(nanoseconds: targetTimestamp, into: &buffer)
+        WireTime.write(nanoseconds: targetTimestamp, into: &buffer)
         buffer.writeString(#","duration":"#)
-        writeSeconds(nanoseconds: duration, into: &buffer)
+        WireTime.write(nanoseconds: duration, into: &buffer)
         buffer.writeString(#","refreshRate":"#)
         writeRate(refreshRate, into: &buffer)
         buffer.writeString(#","callbackRate":"#)
         writeRate(callbackRate, into: &buffer)
         if boosted { buffer.writeString(#","boosted":true"#) }
         buffer.writeString(#","targetPresentationTimestamp":"#)
-        writeSeconds(nanoseconds: targetPresentationTimestamp ?? targetTimestamp, into: &buffer)
+        WireTime.write(nanoseconds: targetPresentationTimestamp ?? targetTimestamp, into: &buffer)
         writeTimelines(timelines, into: &buffer)
         buffer.writeString(#","skipped":"#)
         return buffer
@@ -163,12 +163,12 @@ public enum TickLineEncoder {
     ) -> Int {
         precondition(start >= 0 && out.count - start >= lineBound(sharedCount: shared.count), "no room for a tick line")
         var at = copy(prefix, to: out, at: start)
-        at = writeDecimal(link, to: out, at: at)
+        at = DecimalText.write(link, to: out, at: at)
         at = copy(sequenceKey, to: out, at: at)
-        at = writeDecimal(sequence, to: out, at: at)
+        at = DecimalText.write(sequence, to: out, at: at)
         if let source = shared.baseAddress { out.baseAddress!.advanced(by: at).copyMemory(from: source, byteCount: shared.count) }
         at += shared.count
-        at = writeDecimal(skipped, to: out, at: at)
+        at = DecimalText.write(skipped, to: out, at: at)
         return copy(suffix, to: out, at: at)
     }
 
@@ -179,73 +179,9 @@ public enum TickLineEncoder {
         return at + text.utf8CodeUnitCount
     }
 
-    /// Writes `value` in decimal to `out` at `at` (room for 20 digits is the caller's);
-    /// returns the offset after it.
-    ///
-    /// Two digits at a time, from the end: one division by 100 (a multiplication) and one
-    /// two-byte store from ``digitPairs`` per pair, where a digit at a time cost a division
-    /// and a store per digit, and a second loop to count them. The values are a link id,
-    /// a sequence number and a skip count: a few digits each, so counting them a pair at a
-    /// time beats a table of powers of ten.
-    @inline(__always)
-    static func writeDecimal(_ value: UInt64, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
-        var digits = 1
-        var rest = value
-        while rest >= 100 {
-            rest /= 100
-            digits &+= 2
-        }
-        if rest >= 10 { digits &+= 1 }
-        let base = out.baseAddress!.advanced(by: at)
-        let pairs = UnsafeRawPointer(digitPairs.utf8Start)
-        var end = digits
-        var remaining = value
-        while remaining >= 100 {
-            let pair = Int(truncatingIfNeeded: remaining % 100)
-            remaining /= 100
-            end &-= 2
-            base.storeBytes(of: pairs.loadUnaligned(fromByteOffset: pair &* 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
-        }
-        if remaining >= 10 {
-            base.storeBytes(
-                of: pairs.loadUnaligned(fromByteOffset: Int(truncatingIfNeeded: remaining) &* 2, as: UInt16.self), toByteOffset: 0,
-                as: UInt16.self)
-        } else {
-            base.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining), toByteOffset: 0, as: UInt8.self)
-        }
-        return at &+ digits
-    }
-
-    /// Appends `value` in decimal, as ``writeDecimal(_:to:at:)`` writes it.
+    /// Appends `value` in decimal (``DecimalText``).
     static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { writeDecimal(value, to: $0, at: 0) }
-    }
-
-    /// Appends `nanoseconds` as seconds with nine decimals, the text of
-    /// ``WireTime/format(nanoseconds:)``, written in place: the shared fields of every
-    /// vsync hold four of these, which building each as a `String` made the larger part
-    /// of a vsync's fixed cost with few links.
-    static func writeSeconds(nanoseconds: Int64, into buffer: inout ByteBuffer) {
-        // Times on the wire are never negative; one is written with its sign all the same.
-        if nanoseconds < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
-        let value = nanoseconds.magnitude
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 1 + 9) { out in
-            let point = writeDecimal(value / 1_000_000_000, to: out, at: 0)
-            let base = out.baseAddress!.advanced(by: point)
-            base.storeBytes(of: UInt8(ascii: "."), as: UInt8.self)
-            // The fraction, zero-padded to nine digits: four pairs from the end, then its first digit.
-            let pairs = UnsafeRawPointer(digitPairs.utf8Start)
-            var remaining = value % 1_000_000_000
-            var end = 1 + 9
-            for _ in 0..<4 {
-                let pair = Int(truncatingIfNeeded: remaining % 100)
-                remaining /= 100
-                end &-= 2
-                base.storeBytes(of: pairs.loadUnaligned(fromByteOffset: pair &* 2, as: UInt16.self), toByteOffset: end, as: UInt16.self)
-            }
-            base.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining), toByteOffset: 1, as: UInt8.self)
-            return point + 1 + 9
-        }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { DecimalText.write(value, to: $0, at: 0) }
     }
 
     /// Appends `rate` (Hz) as ``JSONNumber`` writes it, `Double.description`: a whole rate up
@@ -257,17 +193,10 @@ public enum TickLineEncoder {
             return
         }
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 2) { out in
-            let end = writeDecimal(UInt64(rate), to: out, at: 0)
+            let end = DecimalText.write(UInt64(rate), to: out, at: 0)
             out[end] = UInt8(ascii: ".")
             out[end + 1] = UInt8(ascii: "0")
             return end + 2
         }
     }
-
-    /// "00" to "99", two bytes each: the pair `n` at offset `2n`.
-    private static let digitPairs: StaticString = """
-        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899
-        """
 }

@@ -3,16 +3,16 @@ import Testing
 
 @testable import FrameRateProtocol
 
-/// `TickLineEncoder.writeDecimal`, which writes a tick's link, sequence and skip count two
-/// digits at a time, against Swift's own `String(_:)`: every value below 100,000 (every
-/// digit count's first pairs and the odd-length ends), each power of ten and its
-/// neighbours up to `UInt64.max`, and random values of every bit width.
-@Suite struct TickLineEncoderDecimalTests {
-    /// `value` as `writeDecimal` writes it, after a marker byte and before room it must not
+/// `DecimalText.write`, which writes a tick's link, sequence and skip count two digits at a
+/// time, against Swift's own `String(_:)`: every value below 100,000 (every digit count's
+/// first pairs and the odd-length ends), each power of ten and its neighbours up to
+/// `UInt64.max`, and random values of every bit width.
+@Suite struct DecimalTextTests {
+    /// `value` as `DecimalText.write` writes it, after a marker byte and before room it must not
     /// touch: the offset it returns must end the digits exactly.
     static func written(_ value: UInt64) -> (text: String, untouched: Bool) {
         var bytes = [UInt8](repeating: UInt8(ascii: "#"), count: 1 + 20 + 4)
-        let end = bytes.withUnsafeMutableBytes { TickLineEncoder.writeDecimal(value, to: $0, at: 1) }
+        let end = bytes.withUnsafeMutableBytes { DecimalText.write(value, to: $0, at: 1) }
         let untouched = bytes[0] == UInt8(ascii: "#") && bytes[end...].allSatisfy { $0 == UInt8(ascii: "#") }
         return (String(decoding: bytes[1..<end], as: UTF8.self), untouched)
     }
@@ -51,9 +51,17 @@ import Testing
     }
 }
 
-/// The shared fields' times and rates, written in place, against the `String`s they
-/// replace: `WireTime.format(nanoseconds:)` and `JSONNumber(_:).text`.
+/// The shared fields' times and rates, written in place, against the texts they must be:
+/// seconds with nine decimals built from `String(_:)`, and `JSONNumber(_:).text`.
 @Suite struct TickLineEncoderFieldTests {
+    /// `seconds.nnnnnnnnn`, with a minus sign before a negative count, built from Strings:
+    /// what `WireTime.format` wrote before it was written in place.
+    static func seconds(_ nanoseconds: Int64) -> String {
+        let magnitude = nanoseconds.magnitude
+        let fraction = String(magnitude % 1_000_000_000)
+        return (nanoseconds < 0 ? "-" : "") + "\(magnitude / 1_000_000_000)." + String(repeating: "0", count: 9 - fraction.count) + fraction
+    }
+
     static func appended(_ write: (inout ByteBuffer) -> Void) -> String {
         var buffer = ByteBufferAllocator().buffer(capacity: 0)
         buffer.writeString("#")
@@ -72,10 +80,11 @@ import Testing
         }
         var rng = SplitMix64(seed: 9)
         for _ in 0..<2_000 { values.append(Int64(bitPattern: rng.next() >> 1) >> Int64(rng.next() % 63)) }
-        // Never on the wire, but written with their sign, as format writes them.
+        // Never on the wire, but written with their sign.
         values += [-1, -1_500_000_000, -999_999_999, .min]
         for value in values {
-            #expect(Self.appended { TickLineEncoder.writeSeconds(nanoseconds: value, into: &$0) } == "#\(WireTime.format(nanoseconds: value))#", "\(value)")
+            #expect(Self.appended { WireTime.write(nanoseconds: value, into: &$0) } == "#\(Self.seconds(value))#", "\(value)")
+            #expect(WireTime.format(nanoseconds: value) == Self.seconds(value), "\(value)")
         }
         #expect(WireTime.format(nanoseconds: -1_500_000_000) == "-1.500000000")
         #expect(WireTime.format(nanoseconds: -1) == "-0.000000001")
