@@ -177,11 +177,22 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// The callback cadence of `link` at `refresh` Hz: its voted range (a boost's while
     /// boosted) under its ceiling and any adaptive hold.
     func cadence(of link: Link, refresh: Double) -> CallbackCadence {
-        CallbackCadence(range: effectiveRange(of: link), refresh: refresh)
+        Self.cadence(of: link, refresh: refresh, arbiter: arbiter, caps: caps)
+    }
+
+    /// The same, from what it depends on: a loop over the links that calls it instead of
+    /// the method does not copy the whole display for each link (it did, 1,500
+    /// instructions a link at each rate change).
+    static func cadence(of link: Link, refresh: Double, arbiter: Arbiter, caps: DisplayCaps) -> CallbackCadence {
+        CallbackCadence(range: effectiveRange(of: link, arbiter: arbiter, caps: caps), refresh: refresh)
     }
 
     /// The range `link` is arbitrated and paced with.
     func effectiveRange(of link: Link) -> FrameRateRange {
+        Self.effectiveRange(of: link, arbiter: arbiter, caps: caps)
+    }
+
+    static func effectiveRange(of link: Link, arbiter: Arbiter, caps: DisplayCaps) -> FrameRateRange {
         arbiter.effectiveRange(
             of: link.votedRange, hasEntitlement: link.configuration.hasHighFrameRateEntitlement, caps: caps,
             overrunCeiling: link.overrun?.ceiling
@@ -631,8 +642,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     private mutating func recomputeCadences() {
         let refresh = refreshRate
+        let (arbiter, caps) = (self.arbiter, self.caps)
         for index in links.indices {
-            links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
+            links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
         }
     }
 
@@ -704,6 +716,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // Every link with one divisor shares its target and callback rate: computed once per divisor.
         var lastDivisor = 0
         var target = vsync.instant
+        var targetSinceOrigin = time
         var schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: 1))
         // The decided rate change, looked up once per vsync and only for links that list frames.
         var decidedChange: (index: UInt64, time: Duration, rate: Double)?? = nil
@@ -711,46 +724,55 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var resumed: [ResumedLink] = []
         // The pacers compare in whole nanoseconds: converted once for every link.
         let pacingTime = LinkPacer.VsyncTime(time: time, period: period)
-        for index in links.indices where !links[index].configuration.isPaused {
-            let owner = links[index].owner
-            // A reported wait ends with this vsync's tick, if it delivers one: for which tick, since when.
-            let reportedWait =
-                links[index].pacer.heldBackReported ? (awaited: links[index].pacer.lastDelivered, since: links[index].pacer.lastDeliveredTime) : nil
-            let outcome = links[index].pacer.vsync(index: vsync.index, at: pacingTime, canDeliver: canDeliver(owner))
-            guard case .deliver(let sequence, let skipped) = outcome else {
-                if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
-                    heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: held.frame, waited: held.waited))
+        // The links are moved out and walked through their buffer: each write to a link in
+        // place (its pacer, its ring of delivered ticks) took a uniqueness check of the array.
+        // Nothing the loop calls reads `self.links`.
+        var links: [Link] = []
+        swap(&links, &self.links)
+        defer { swap(&links, &self.links) }
+        links.withUnsafeMutableBufferPointer { links in
+            for index in links.indices where !links[index].configuration.isPaused {
+                let owner = links[index].owner
+                // A reported wait ends with this vsync's tick, if it delivers one: for which tick, since when.
+                let reportedWait =
+                    links[index].pacer.heldBackReported ? (awaited: links[index].pacer.lastDelivered, since: links[index].pacer.lastDeliveredTime) : nil
+                let outcome = links[index].pacer.vsync(index: vsync.index, at: pacingTime, canDeliver: canDeliver(owner))
+                guard case .deliver(let sequence, let skipped) = outcome else {
+                    if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
+                        heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: held.frame, waited: held.waited))
+                    }
+                    continue
                 }
-                continue
-            }
-            if let reportedWait {
-                resumed.append(
-                    ResumedLink(
-                        link: links[index].id, owner: owner, awaited: reportedWait.awaited, sequence: sequence, waited: time - reportedWait.since
-                    ))
-            }
-            let cadence = links[index].pacer.cadence
-            if cadence.divisor != lastDivisor {
-                lastDivisor = cadence.divisor
-                target = vsync.instant.advanced(by: FrameRateMath.times(period, cadence.divisor))
-                schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: cadence.divisor))
-            }
-            var tick = Tick(
-                link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
-                duration: panelPeriod, refreshRate: panelRate, callbackRate: cadence.callbackRate, skipped: skipped
-            )
-            if links[index].boost != nil { tick.boosted = true }
-            if links[index].configuration.needsFrameSchedule {
-                if decidedChange == nil { decidedChange = .some(pendingChangeVsync()) }
-                frameTiming(of: links[index], schedule: schedule, change: decidedChange!, into: &tick)
-                links[index].presentation.delivered(
-                    sequence: sequence, target: origin.duration(to: tick.targetPresentationTimestamp), schedule: tick.schedule,
-                    latency: tick.frameLatency
+                if let reportedWait {
+                    resumed.append(
+                        ResumedLink(
+                            link: links[index].id, owner: owner, awaited: reportedWait.awaited, sequence: sequence, waited: time - reportedWait.since
+                        ))
+                }
+                let cadence = links[index].pacer.cadence
+                if cadence.divisor != lastDivisor {
+                    lastDivisor = cadence.divisor
+                    target = vsync.instant.advanced(by: FrameRateMath.times(period, cadence.divisor))
+                    targetSinceOrigin = origin.duration(to: target)
+                    schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: cadence.divisor))
+                }
+                var tick = Tick(
+                    link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
+                    duration: panelPeriod, refreshRate: panelRate, callbackRate: cadence.callbackRate, skipped: skipped
                 )
-            } else {
-                links[index].presentation.delivered(sequence: sequence, target: origin.duration(to: target), schedule: schedule)
+                if links[index].boost != nil { tick.boosted = true }
+                if links[index].configuration.needsFrameSchedule {
+                    if decidedChange == nil { decidedChange = .some(pendingChangeVsync()) }
+                    frameTiming(of: links[index], schedule: schedule, change: decidedChange!, into: &tick)
+                    links[index].presentation.delivered(
+                        sequence: sequence, target: origin.duration(to: tick.targetPresentationTimestamp), schedule: tick.schedule,
+                        latency: tick.frameLatency
+                    )
+                } else {
+                    links[index].presentation.delivered(sequence: sequence, target: targetSinceOrigin, schedule: schedule)
+                }
+                ticks.append(tick)
             }
-            ticks.append(tick)
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,

@@ -305,35 +305,39 @@ package final class TickEngine: Sendable {
             shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + report.ticks.count / shards.count + 1)
         }
         var last = -1
-        for (tick, writer) in zip(report.ticks, writers) {
-            guard let writer else { continue }
-            let timing = FrameTimingKey(tick)
-            if last < 0 || targets[last] != tick.targetTimestamp || boosted[last] != tick.boosted || timings[last] != timing {
-                if let found = targets.indices.first(where: {
-                    targets[$0] == tick.targetTimestamp && boosted[$0] == tick.boosted && timings[$0] == timing
-                }) {
-                    last = found
-                } else {
-                    let fields = TickLineEncoder.sharedFields(
-                        timestamp: tick.timestamp.nanoseconds, targetTimestamp: tick.targetTimestamp.nanoseconds,
-                        duration: WireTime.nanoseconds(of: tick.duration), refreshRate: tick.refreshRate,
-                        callbackRate: tick.callbackRate, boosted: tick.boosted,
-                        targetPresentationTimestamp: timing == nil ? nil : tick.targetPresentationTimestamp.nanoseconds,
-                        timelines: timing == nil ? [] : encodedTimelines(of: tick, sentAt: sentAt), allocator: allocator
-                    )
-                    for index in shards.indices { shards[index].fields.append(fields) }
-                    targets.append(tick.targetTimestamp)
-                    boosted.append(tick.boosted)
-                    timings.append(timing)
-                    last = targets.count - 1
+        // Each tick is read in place: iterating the array copied every `Tick` (about 230 bytes).
+        report.ticks.withUnsafeBufferPointer { ticks in
+            for index in 0..<Swift.min(ticks.count, writers.count) {
+                guard let writer = writers[index] else { continue }
+                let timing = FrameTimingKey(ticks[index])
+                if last < 0 || targets[last] != ticks[index].targetTimestamp || boosted[last] != ticks[index].boosted || timings[last] != timing {
+                    if let found = targets.indices.first(where: {
+                        targets[$0] == ticks[index].targetTimestamp && boosted[$0] == ticks[index].boosted && timings[$0] == timing
+                    }) {
+                        last = found
+                    } else {
+                        let fields = TickLineEncoder.sharedFields(
+                            timestamp: ticks[index].timestamp.nanoseconds, targetTimestamp: ticks[index].targetTimestamp.nanoseconds,
+                            duration: WireTime.nanoseconds(of: ticks[index].duration), refreshRate: ticks[index].refreshRate,
+                            callbackRate: ticks[index].callbackRate, boosted: ticks[index].boosted,
+                            targetPresentationTimestamp: timing == nil ? nil : ticks[index].targetPresentationTimestamp.nanoseconds,
+                            timelines: timing == nil ? [] : encodedTimelines(of: ticks[index], sentAt: sentAt), allocator: allocator
+                        )
+                        for each in shards.indices { shards[each].fields.append(fields) }
+                        targets.append(ticks[index].targetTimestamp)
+                        boosted.append(ticks[index].boosted)
+                        timings.append(timing)
+                        last = targets.count - 1
+                    }
                 }
-            }
-            shards[shard(of: tick.owner, among: shards.count)].deliveries.append(
-                Delivery(
-                    link: tick.link.rawValue, sequence: tick.sequence, skipped: tick.skipped, writer: writer, owner: tick.owner,
-                    fields: UInt32(truncatingIfNeeded: base + last)
+                shards[shard(of: ticks[index].owner, among: shards.count)].deliveries.append(
+                    Delivery(
+                        link: ticks[index].link.rawValue, sequence: ticks[index].sequence, skipped: ticks[index].skipped, writer: writer,
+                        owner: ticks[index].owner,
+                        fields: UInt32(truncatingIfNeeded: base + last)
+                    )
                 )
-            )
+            }
         }
     }
 

@@ -28,18 +28,19 @@ import Testing
 
         static let generation: UInt64 = 5
 
-        /// Two links per connection, interleaved as a display's report lists them.
-        func batch() -> TickEngine.Batch {
+        /// `rounds` links on each connection of `slots` (every connection when `nil`), link
+        /// `slot * rounds + round + 1`, interleaved as a display's report lists them.
+        func batch(slots: [Int]? = nil, rounds: Int = 2) -> TickEngine.Batch {
             let fields = TickLineEncoder.sharedFields(
                 timestamp: 2_000_000_000, targetTimestamp: 2_008_333_333, duration: 8_333_333, refreshRate: 120,
                 callbackRate: 120, allocator: ByteBufferAllocator()
             )
             var deliveries: [TickEngine.Delivery] = []
-            for round in 0..<2 {
-                for (slot, writer) in writers.enumerated() {
+            for round in 0..<rounds {
+                for slot in slots ?? Array(writers.indices) {
                     deliveries.append(
                         TickEngine.Delivery(
-                            link: UInt64(slot * 2 + round + 1), sequence: 9, skipped: 0, writer: .passUnretained(writer),
+                            link: UInt64(slot * rounds + round + 1), sequence: 9, skipped: 0, writer: .passUnretained(writers[slot]),
                             owner: OwnerID(rawValue: Self.generation << 32 | UInt64(slot + 1)), fields: 0
                         ))
                 }
@@ -81,6 +82,26 @@ import Testing
             }
         }
         for writer in connections.writers { #expect(writer.queuedBytes == 0) }
+    }
+
+    /// The outbox keeps its chains between batches and only grows them: a batch with fewer
+    /// deliveries and other connections after a larger one, and a larger one again, send
+    /// each connection exactly its own lines of that batch.
+    @Test(arguments: BatchSender.Path.allCases)
+    func batchesOfDifferentSizesAndConnectionsEachSendOnlyTheirOwnLines(path: BatchSender.Path) throws {
+        let connections = try Connections(count: 60, gated: false)
+        defer { connections.close() }
+        var outbox = TickOutbox(path: path, gates: nil)
+        let everyThird = Array(stride(from: 2, to: 60, by: 3))
+        let sequence: [(slots: [Int]?, rounds: Int)] = [(nil, 2), (everyThird, 3), ([59], 1), (nil, 4), (everyThird, 1)]
+        for (number, step) in sequence.enumerated() {
+            outbox.send(connections.batch(slots: step.slots, rounds: step.rounds), number: UInt64(number + 1))
+            for slot in connections.writers.indices {
+                let sent = step.slots.map { $0.contains(slot) } ?? true
+                let expected = sent ? (0..<step.rounds).map { UInt64(slot * step.rounds + $0 + 1) } : []
+                #expect(connections.receivedLinks(slot) == expected, "batch \(number + 1), connection \(slot)")
+            }
+        }
     }
 
     @Test(arguments: BatchSender.Path.allCases)
