@@ -718,19 +718,18 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         var target = vsync.instant
         var targetSinceOrigin = time
         var schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: 1))
-        // The decided rate change, looked up once per vsync and only for links that list frames.
-        var decidedChange: (index: UInt64, time: Duration, rate: Double)?? = nil
+        // The ticks of links that list frames, which get their schedule after the pass: it
+        // reads the display (the decided rate change, the caps) while the pass writes its links.
+        var scheduled: [(tick: Int, link: Int, schedule: FrameSchedule)] = []
         var heldBack: [HeldBackLink] = []
         var resumed: [ResumedLink] = []
         // The pacers compare in whole nanoseconds: converted once for every link.
         let pacingTime = LinkPacer.VsyncTime(time: time, period: period)
-        // The links are moved out and walked through their buffer: each write to a link in
-        // place (its pacer, its ring of delivered ticks) took a uniqueness check of the array.
-        // Nothing the loop calls reads `self.links`.
-        var links: [Link] = []
-        swap(&links, &self.links)
-        defer { swap(&links, &self.links) }
-        links.withUnsafeMutableBufferPointer { links in
+        let pacingOrigin = origin
+        // The links are walked through their buffer: each write to a link in place (its pacer,
+        // its ring of delivered ticks) took a uniqueness check of the array. The pass touches
+        // nothing else of the display (the compiler holds it to that).
+        self.links.withUnsafeMutableBufferPointer { links in
             for index in links.indices where !links[index].configuration.isPaused {
                 let owner = links[index].owner
                 // A reported wait ends with this vsync's tick, if it delivers one: for which tick, since when.
@@ -753,7 +752,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 if cadence.divisor != lastDivisor {
                     lastDivisor = cadence.divisor
                     target = vsync.instant.advanced(by: FrameRateMath.times(period, cadence.divisor))
-                    targetSinceOrigin = origin.duration(to: target)
+                    targetSinceOrigin = pacingOrigin.duration(to: target)
                     schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: cadence.divisor))
                 }
                 var tick = Tick(
@@ -762,16 +761,21 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 )
                 if links[index].boost != nil { tick.boosted = true }
                 if links[index].configuration.needsFrameSchedule {
-                    if decidedChange == nil { decidedChange = .some(pendingChangeVsync()) }
-                    frameTiming(of: links[index], schedule: schedule, change: decidedChange!, into: &tick)
-                    links[index].presentation.delivered(
-                        sequence: sequence, target: origin.duration(to: tick.targetPresentationTimestamp), schedule: tick.schedule,
-                        latency: tick.frameLatency
-                    )
+                    scheduled.append((ticks.count, index, schedule))
                 } else {
                     links[index].presentation.delivered(sequence: sequence, target: targetSinceOrigin, schedule: schedule)
                 }
                 ticks.append(tick)
+            }
+        }
+        if !scheduled.isEmpty {
+            let change = pendingChangeVsync()
+            for (tick, link, schedule) in scheduled {
+                frameTiming(of: links[link], schedule: schedule, change: change, into: &ticks[tick])
+                links[link].presentation.delivered(
+                    sequence: ticks[tick].sequence, target: origin.duration(to: ticks[tick].targetPresentationTimestamp),
+                    schedule: ticks[tick].schedule, latency: ticks[tick].frameLatency
+                )
             }
         }
         return VsyncReport(
