@@ -74,7 +74,7 @@ package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
             guard let due = try? compositor.nextEventfulVsync(of: display), due <= now else { continue }
             let unwritable = unwritableSince
             if let report = try? compositor.vsync(of: display, at: now, canDeliver: { unwritable.isEmpty || unwritable[$0] == nil }) {
-                wake.actions.append(.deliver(report))
+                wake.actions.append(.deliver(consume report))
             }
         }
         for (owner, since) in unwritableSince where since.advanced(by: settings.unwritableTimeout) <= now {
