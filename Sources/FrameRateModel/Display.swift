@@ -180,9 +180,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         Self.cadence(of: link, refresh: refresh, arbiter: arbiter, caps: caps)
     }
 
-    /// The same, from what it depends on: a loop over the links that calls it instead of
-    /// the method does not copy the whole display for each link (it did, 1,500
-    /// instructions a link at each rate change).
+    /// The same, from what it depends on. A loop that writes the links calls this one: the
+    /// method, called there, copied the whole display for each link (1,516 instructions a
+    /// link at each rate change; `@inline(__always)` on the method does not help).
     static func cadence(of link: Link, refresh: Double, arbiter: Arbiter, caps: DisplayCaps) -> CallbackCadence {
         CallbackCadence(range: effectiveRange(of: link, arbiter: arbiter, caps: caps), refresh: refresh)
     }
@@ -478,13 +478,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let time = origin.duration(to: now)
         guard let earliest = earliestBoostEnd, earliest <= time else { return }
         let ended = boostEnds.filter { $0.value <= time }.sorted { $0.value < $1.value }
+        let (arbiter, caps) = (self.arbiter, self.caps)
         for group in groupedByVsync(ended) {
             let refresh = refreshRate
             for (id, _) in ended[group] {
                 boostEnds[id] = nil
                 guard let index = positions[id] else { continue }
                 links[index].boost = nil
-                links[index].pacer.setCadence(cadence(of: links[index], refresh: refresh))
+                links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
                 recountVote(at: index)
             }
             rearbitrate(at: origin.advanced(by: ended[group.upperBound - 1].value))
