@@ -229,18 +229,22 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// rate changes; `nil` when none will until the links or caps change. A driver that
     /// sleeps until then instead of waking every vsync delivers exactly the same ticks.
     public func nextEventfulVsync(of display: DisplayID) throws(CompositorError) -> C.Instant? {
-        displays[try index(of: display)].nextEventfulVsync
+        let position = try index(of: display)
+        // Through the buffer: reading the element out of the array copied the whole display.
+        return displays.withUnsafeBufferPointer { Display.nextEventfulVsync(of: $0.baseAddress! + position) }
     }
 
     /// The earliest of every display's ``nextEventfulVsync(of:)``; `nil` when no display
     /// has one: when the tick plane must wake next for the displays.
     public var earliestEventfulVsync: C.Instant? {
-        var earliest: C.Instant?
-        for index in displays.indices {
-            guard let next = displays[index].nextEventfulVsync else { continue }
-            if earliest.map({ next < $0 }) ?? true { earliest = next }
+        displays.withUnsafeBufferPointer { displays in
+            var earliest: C.Instant?
+            for index in displays.indices {
+                guard let next = Display.nextEventfulVsync(of: displays.baseAddress! + index) else { continue }
+                if earliest.map({ next < $0 }) ?? true { earliest = next }
+            }
+            return earliest
         }
-        return earliest
     }
 
     /// Processes `display`'s vsync due at or before `now`: applies a due rate change

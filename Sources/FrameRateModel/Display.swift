@@ -464,9 +464,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// The earliest end of a boost in force, as the time since the display's origin.
-    private var earliestBoostEnd: Duration? {
-        boostEnds.isEmpty ? nil : boostEnds.values.min()
-    }
+    private var earliestBoostEnd: Duration? { Self.firstEnd(of: boostEnds) }
 
     /// Ends every boost that ended at or before `now`, in order of their ends. The boosts
     /// that end before the same vsync end together, re-arbitrating once, at the last of
@@ -657,31 +655,64 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// until a link or the caps change: the driver then need not wake for this display.
     /// Skipping the vsyncs before it is exact: at them no link ticks and the rate holds.
     var nextEventfulVsync: C.Instant? {
+        withUnsafePointer(to: self) { Self.nextEventfulVsync(of: $0) }
+    }
+
+    /// ``nextEventfulVsync`` of the display at `display`, which reads each stored field it
+    /// needs on its own. The tick plane asks it of every display three times a vsync, from
+    /// the compositor's array. Through the property, each time copied the whole display out
+    /// of the array and destroyed the copy after, because the optimizer cannot borrow an
+    /// array element across the calls the computation makes (duration arithmetic): about
+    /// 2,500 instructions each, 7,700 of a 10-link vsync's 39,800 (`framebench tick-cost`
+    /// under callgrind).
+    static func nextEventfulVsync(of display: UnsafePointer<Display>) -> C.Instant? {
+        let timeline = display.pointee.timeline
         let next = timeline.next
-        var earliest: UInt64?
-        if let target = governor.target, !FrameRateMath.equal(target.refreshRate, refreshRate) {
-            if target.refreshRate > refreshRate {
-                earliest = next.index
-            } else if let deadline = governor.pendingDecreaseDeadline {
-                earliest = timeline.firstVsync(atOrAfter: deadline).index
+        let origin = display.pointee.origin
+        var earliest = changeIndex(
+            to: display.pointee.governor.target?.rate, from: display.pointee.governor.currentRate,
+            deadline: display.pointee.governor.pendingDecreaseDeadline, on: timeline
+        )
+        for frame in display.pointee.pendingFrames.values {
+            earliest = earlier(earliest, timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore - PendingFrame.slack)).index)
+        }
+        if let end = firstEnd(of: display.pointee.boostEnds) {
+            earliest = earlier(earliest, timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index)
+        }
+        let panelChange = changeIndex(
+            to: display.pointee.panel.target?.rate, from: display.pointee.panel.currentRate,
+            deadline: display.pointee.panel.pendingDecreaseDeadline, on: timeline
+        )
+        if let panelChange { earliest = earlier(earliest, panelChange) }
+        if let end = firstEnd(of: display.pointee.velocityExpiries) {
+            earliest = earlier(earliest, timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index)
+        }
+        display.pointee.links.withUnsafeBufferPointer { links in
+            for index in links.indices where !links[index].configuration.isPaused {
+                let divisor = UInt64(links[index].pacer.cadence.divisor)
+                let due = (next.index + divisor - 1) / divisor * divisor
+                earliest = earlier(earliest, due)
+                if due == next.index { break }
             }
         }
-        for frame in pendingFrames.values {
-            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore - PendingFrame.slack)).index
-            if earliest == nil || due < earliest! { earliest = due }
-        }
-        if let end = earliestBoostEnd {
-            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index
-            if earliest == nil || due < earliest! { earliest = due }
-        }
-        if let due = panelEventfulIndex, earliest == nil || due < earliest! { earliest = due }
-        for index in links.indices where !links[index].configuration.isPaused {
-            let divisor = UInt64(links[index].pacer.cadence.divisor)
-            let due = (next.index + divisor - 1) / divisor * divisor
-            if earliest == nil || due < earliest! { earliest = due }
-            if due == next.index { break }
-        }
         return earliest.map { timeline.vsync(index: $0).instant }
+    }
+
+    /// The first vsync index from `timeline`'s next on at which a governor at rate
+    /// `current` (Hz) applies the change to `target` it decided, if it decided one: the next
+    /// vsync for an increase, the first at or after `deadline` (the decrease dwell's end)
+    /// for a decrease.
+    private static func changeIndex(
+        to target: Double?, from current: Double, deadline: @autoclosure () -> C.Instant?, on timeline: VsyncTimeline<C.Instant>
+    ) -> UInt64? {
+        guard let target, !FrameRateMath.equal(target, current) else { return nil }
+        if target > current { return timeline.next.index }
+        return deadline().map { timeline.firstVsync(atOrAfter: $0).index }
+    }
+
+    /// The earlier of vsync index `earliest` (`nil`: none yet) and `due`.
+    private static func earlier(_ earliest: UInt64?, _ due: UInt64) -> UInt64 {
+        earliest.map { Swift.min($0, due) } ?? due
     }
 
     /// Processes the vsync due at or before `now`.
@@ -859,9 +890,10 @@ extension Display {
     }
 
     /// The earliest expiry of a velocity report in force, as the time since the display's origin.
-    private var earliestVelocityExpiry: Duration? {
-        velocityExpiries.isEmpty ? nil : velocityExpiries.values.min()
-    }
+    private var earliestVelocityExpiry: Duration? { Self.firstEnd(of: velocityExpiries) }
+
+    /// The earliest of `ends` (boost ends or velocity expiries, since the display's origin).
+    private static func firstEnd(of ends: [LinkID: Duration]) -> Duration? { ends.values.min() }
 
     /// Ends every velocity report that expired at or before `now`, in order of expiry; the
     /// reports that expire before the same vsync end together, re-arbitrating once, at the
@@ -877,24 +909,6 @@ extension Display {
             }
             rearbitrate(at: origin.advanced(by: expired[group.upperBound - 1].value))
         }
-    }
-
-    /// The first vsync index at which the panel's governor applies a change or a
-    /// velocity report expires, if any.
-    private var panelEventfulIndex: UInt64? {
-        var earliest: UInt64?
-        if let target = panel.target, !FrameRateMath.equal(target.rate, panel.currentRate) {
-            if target.rate > panel.currentRate {
-                earliest = timeline.next.index
-            } else if let deadline = panel.pendingDecreaseDeadline {
-                earliest = timeline.firstVsync(atOrAfter: deadline).index
-            }
-        }
-        if let end = earliestVelocityExpiry {
-            let due = timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index
-            if earliest == nil || due < earliest! { earliest = due }
-        }
-        return earliest
     }
 
     /// The grid's decision and the panel's. The panel's is the grid's itself when no
