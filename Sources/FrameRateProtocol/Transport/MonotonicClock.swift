@@ -89,15 +89,28 @@ public enum WireTime {
     /// encoder's shared fields hold four times a vsync, which building each as a `String`
     /// made the larger part of a vsync's fixed cost with few links.
     public static func write(nanoseconds: Int64, into buffer: inout ByteBuffer) {
-        if nanoseconds < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
-        let magnitude = nanoseconds.magnitude
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 1 + 9) { out in
-            let point = DecimalText.write(magnitude / 1_000_000_000, to: out, at: 0)
-            let base = out.baseAddress!
-            base.storeBytes(of: UInt8(ascii: "."), toByteOffset: point, as: UInt8.self)
-            DecimalText.writeNineDigits(magnitude % 1_000_000_000, to: base, at: point + 1)
-            return point + 1 + 9
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: maximumBytes) { write(nanoseconds: nanoseconds, to: $0, at: 0) }
+    }
+
+    /// The most bytes ``write(nanoseconds:to:at:)`` writes: a sign, the seconds (at most 20
+    /// digits), the point and nine decimals.
+    static let maximumBytes = 1 + 20 + 1 + 9
+
+    /// Writes `nanoseconds` as ``format(nanoseconds:)`` writes it to `out` at `at`, which
+    /// must have ``maximumBytes`` of room from there; returns the offset after it.
+    static func write(nanoseconds: Int64, to out: UnsafeMutableRawBufferPointer, at start: Int) -> Int {
+        precondition(start >= 0 && out.count - start >= maximumBytes, "no room for a time")
+        let base = out.baseAddress!
+        var at = start
+        if nanoseconds < 0 {
+            base.storeBytes(of: UInt8(ascii: "-"), toByteOffset: at, as: UInt8.self)
+            at += 1
         }
+        let magnitude = nanoseconds.magnitude
+        let point = DecimalText.write(magnitude / 1_000_000_000, to: out, at: at)
+        base.storeBytes(of: UInt8(ascii: "."), toByteOffset: point, as: UInt8.self)
+        DecimalText.writeNineDigits(magnitude % 1_000_000_000, to: base, at: point + 1)
+        return point + 1 + 9
     }
 
     /// Whole nanoseconds in `duration` (rounded to nearest, saturating: ``FrameRateMath/nanoseconds(_:)``).

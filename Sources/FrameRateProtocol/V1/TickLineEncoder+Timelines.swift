@@ -20,19 +20,34 @@ extension TickLineEncoder {
     }
 
     /// Writes `,"timelines":[{"vsyncId":…,"deadline":…,"presentationTime":…},…]`, or nothing
-    /// for no entries: a link with one timeline does not pay for the array.
-    static func writeTimelines(_ timelines: [EncodedTimeline], into buffer: inout ByteBuffer) {
-        guard !timelines.isEmpty else { return }
-        buffer.writeString(#","timelines":["#)
+    /// for no entries (a link with one timeline does not pay for the array), to `out` at
+    /// `at`, which must have ``timelinesBytes(_:)`` of room; returns the offset after it.
+    static func writeTimelines(_ timelines: [EncodedTimeline], to out: UnsafeMutableRawBufferPointer, at start: Int) -> Int {
+        guard !timelines.isEmpty else { return start }
+        precondition(start >= 0 && out.count - start >= timelinesBytes(timelines.count), "no room for the timelines")
+        var at = copy(timelinesKey, to: out, at: start)
         for (index, entry) in timelines.enumerated() {
-            buffer.writeString(index == 0 ? #"{"vsyncId":"# : #",{"vsyncId":"#)
-            writeDecimal(entry.vsyncId, into: &buffer)
-            buffer.writeString(#","deadline":"#)
-            WireTime.write(nanoseconds: entry.deadline, into: &buffer)
-            buffer.writeString(#","presentationTime":"#)
-            WireTime.write(nanoseconds: entry.presentationTime, into: &buffer)
-            buffer.writeString("}")
+            at = copy(index == 0 ? firstVsyncIdKey : vsyncIdKey, to: out, at: at)
+            at = DecimalText.write(entry.vsyncId, to: out, at: at)
+            at = copy(deadlineKey, to: out, at: at)
+            at = WireTime.write(nanoseconds: entry.deadline, to: out, at: at)
+            at = copy(presentationTimeKey, to: out, at: at)
+            at = WireTime.write(nanoseconds: entry.presentationTime, to: out, at: at)
+            at = copy("}", to: out, at: at)
         }
-        buffer.writeString("]")
+        return copy("]", to: out, at: at)
     }
+
+    /// The most bytes ``writeTimelines(_:to:at:)`` writes for `count` entries.
+    static func timelinesBytes(_ count: Int) -> Int {
+        guard count > 0 else { return 0 }
+        let entry = vsyncIdKey.utf8CodeUnitCount + 20 + deadlineKey.utf8CodeUnitCount + presentationTimeKey.utf8CodeUnitCount + 2 * WireTime.maximumBytes + 1
+        return timelinesKey.utf8CodeUnitCount + count * entry + 1
+    }
+
+    private static let timelinesKey: StaticString = #","timelines":["#
+    private static let firstVsyncIdKey: StaticString = #"{"vsyncId":"#
+    private static let vsyncIdKey: StaticString = #",{"vsyncId":"#
+    private static let deadlineKey: StaticString = #","deadline":"#
+    private static let presentationTimeKey: StaticString = #","presentationTime":"#
 }

@@ -108,24 +108,46 @@ public enum TickLineEncoder {
         boosted: Bool = false, targetPresentationTimestamp: Int64? = nil, timelines: [EncodedTimeline] = [],
         allocator: ByteBufferAllocator
     ) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 160 + 96 * timelines.count)
-        buffer.writeString(#","timestamp":"#)
-        WireTime.write(nanoseconds: timestamp, into: &buffer)
-        buffer.writeString(#","targetTimestamp":"#)
-        WireTime.write(nanoseconds: targetTimestamp, into: &buffer)
-        buffer.writeString(#","duration":"#)
-        WireTime.write(nanoseconds: duration, into: &buffer)
-        buffer.writeString(#","refreshRate":"#)
-        writeRate(refreshRate, into: &buffer)
-        buffer.writeString(#","callbackRate":"#)
-        writeRate(callbackRate, into: &buffer)
-        if boosted { buffer.writeString(#","boosted":true"#) }
-        buffer.writeString(#","targetPresentationTimestamp":"#)
-        WireTime.write(nanoseconds: targetPresentationTimestamp ?? targetTimestamp, into: &buffer)
-        writeTimelines(timelines, into: &buffer)
-        buffer.writeString(#","skipped":"#)
+        // Written through one reservation: each `ByteBuffer` write of a key or a value cost
+        // about 230 instructions of checks (`framebench tick-cost` under callgrind), a
+        // vsync's largest fixed cost with few links.
+        let refreshText = rateText(refreshRate)
+        let callbackText = rateText(callbackRate)
+        let bound = sharedKeyBytes + 4 * WireTime.maximumBytes + rateBytes(refreshText) + rateBytes(callbackText) + timelinesBytes(timelines.count)
+        var buffer = allocator.buffer(capacity: bound)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { out in
+            var at = copy(timestampKey, to: out, at: 0)
+            at = WireTime.write(nanoseconds: timestamp, to: out, at: at)
+            at = copy(targetTimestampKey, to: out, at: at)
+            at = WireTime.write(nanoseconds: targetTimestamp, to: out, at: at)
+            at = copy(durationKey, to: out, at: at)
+            at = WireTime.write(nanoseconds: duration, to: out, at: at)
+            at = copy(refreshRateKey, to: out, at: at)
+            at = writeRate(refreshRate, text: refreshText, to: out, at: at)
+            at = copy(callbackRateKey, to: out, at: at)
+            at = writeRate(callbackRate, text: callbackText, to: out, at: at)
+            if boosted { at = copy(boostedField, to: out, at: at) }
+            at = copy(targetPresentationTimestampKey, to: out, at: at)
+            at = WireTime.write(nanoseconds: targetPresentationTimestamp ?? targetTimestamp, to: out, at: at)
+            at = writeTimelines(timelines, to: out, at: at)
+            return copy(skippedKey, to: out, at: at)
+        }
         return buffer
     }
+
+    private static let timestampKey: StaticString = #","timestamp":"#
+    private static let targetTimestampKey: StaticString = #","targetTimestamp":"#
+    private static let durationKey: StaticString = #","duration":"#
+    private static let refreshRateKey: StaticString = #","refreshRate":"#
+    private static let callbackRateKey: StaticString = #","callbackRate":"#
+    private static let boostedField: StaticString = #","boosted":true"#
+    private static let targetPresentationTimestampKey: StaticString = #","targetPresentationTimestamp":"#
+    private static let skippedKey: StaticString = #","skipped":"#
+    /// The bytes of every key of the shared segment, `boosted` included.
+    private static let sharedKeyBytes = [
+        timestampKey, targetTimestampKey, durationKey, refreshRateKey, callbackRateKey, boostedField, targetPresentationTimestampKey,
+        skippedKey,
+    ].reduce(0) { $0 + $1.utf8CodeUnitCount }
 
     /// Appends one complete Tick line (ending in `\n`) to `buffer`, reserving room once
     /// and copying the parts with raw stores: one uniqueness and capacity check per line,
@@ -174,7 +196,7 @@ public enum TickLineEncoder {
 
     /// Copies `text` to `out` at `at`; returns the offset after it.
     @inline(__always)
-    private static func copy(_ text: StaticString, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+    static func copy(_ text: StaticString, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
         out.baseAddress!.advanced(by: at).copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
         return at + text.utf8CodeUnitCount
     }
@@ -188,15 +210,32 @@ public enum TickLineEncoder {
     /// to 1,000,000 Hz (every rate of the built-in profiles) in place as `N.0`, which is
     /// that description, and any other through it.
     static func writeRate(_ rate: Double, into buffer: inout ByteBuffer) {
-        guard rate >= 1, rate <= 1_000_000, rate.rounded(.towardZero) == rate else {
-            buffer.writeString(JSONNumber(rate).text)
-            return
-        }
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20 + 2) { out in
-            let end = DecimalText.write(UInt64(rate), to: out, at: 0)
+        let text = rateText(rate)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: rateBytes(text)) { writeRate(rate, text: text, to: $0, at: 0) }
+    }
+
+    /// `rate`'s ``JSONNumber`` text when ``writeRate(_:into:)`` cannot write it in place
+    /// (not a whole number of Hz from 1 to 1,000,000), else `nil`.
+    private static func rateText(_ rate: Double) -> String? {
+        rate >= 1 && rate <= 1_000_000 && rate.rounded(.towardZero) == rate ? nil : JSONNumber(rate).text
+    }
+
+    /// The bytes a rate with ``rateText(_:)`` `text` takes at most: 20 digits and `.0`, or the text.
+    private static func rateBytes(_ text: String?) -> Int { text?.utf8.count ?? 20 + 2 }
+
+    /// Writes `rate` to `out` at `at` (``rateBytes(_:)`` of room): in place, or its `text`
+    /// (``rateText(_:)``) when it has one; returns the offset after it.
+    private static func writeRate(_ rate: Double, text: String?, to out: UnsafeMutableRawBufferPointer, at: Int) -> Int {
+        precondition(at >= 0 && out.count - at >= rateBytes(text), "no room for a rate")
+        guard var text else {
+            let end = DecimalText.write(UInt64(rate), to: out, at: at)
             out[end] = UInt8(ascii: ".")
             out[end + 1] = UInt8(ascii: "0")
             return end + 2
+        }
+        return text.withUTF8 { bytes in
+            out.baseAddress!.advanced(by: at).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            return at + bytes.count
         }
     }
 }
