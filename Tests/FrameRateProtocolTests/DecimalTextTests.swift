@@ -104,7 +104,11 @@ import Testing
     @Test("a vsync id in decimal")
     func vsyncID() {
         for value in [0, 7, 10, 121, 1 << 40, .max] as [UInt64] {
-            #expect(Self.appended { TickLineEncoder.writeDecimal(value, into: &$0) } == "#\(value)#")
+            let shared = TickLineEncoder.sharedFields(
+                timestamp: 0, targetTimestamp: 0, duration: 0, refreshRate: 120, callbackRate: 120,
+                timelines: [.init(vsyncId: value, deadline: 0, presentationTime: 0)], allocator: ByteBufferAllocator()
+            )
+            #expect(String(buffer: shared).contains(#"[{"vsyncId":\#(value),"deadline":"#), "\(value)")
         }
     }
 }

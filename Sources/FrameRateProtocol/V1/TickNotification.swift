@@ -201,11 +201,6 @@ public enum TickLineEncoder {
         return at + text.utf8CodeUnitCount
     }
 
-    /// Appends `value` in decimal (``DecimalText``).
-    static func writeDecimal(_ value: UInt64, into buffer: inout ByteBuffer) {
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 20) { DecimalText.write(value, to: $0, at: 0) }
-    }
-
     /// Appends `rate` (Hz) as ``JSONNumber`` writes it, `Double.description`: a whole rate up
     /// to 1,000,000 Hz (every rate of the built-in profiles) in place as `N.0`, which is
     /// that description, and any other through it.
