@@ -495,9 +495,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private func groupedByVsync(_ ends: [(key: LinkID, value: Duration)]) -> [Range<Int>] {
         var groups: [Range<Int>] = []
         var start = 0
-        var due = ends.first.map { timeline.firstVsync(atOrAfter: origin.advanced(by: $0.value)).index }
+        var due = ends.first.map { timeline.firstVsyncIndex(atOrAfter: $0.value, since: origin) }
         for index in ends.indices.dropFirst() {
-            let next = timeline.firstVsync(atOrAfter: origin.advanced(by: ends[index].value)).index
+            let next = timeline.firstVsyncIndex(atOrAfter: ends[index].value, since: origin)
             if next != due {
                 groups.append(start..<index)
                 (start, due) = (index, next)
@@ -674,10 +674,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             deadline: display.pointee.governor.pendingDecreaseDeadline, on: timeline
         )
         for frame in display.pointee.pendingFrames.values {
-            earliest = earlier(earliest, timeline.firstVsync(atOrAfter: origin.advanced(by: frame.notBefore - PendingFrame.slack)).index)
+            earliest = earlier(earliest, timeline.firstVsyncIndex(atOrAfter: frame.notBefore - PendingFrame.slack, since: origin))
         }
         if let end = firstEnd(of: display.pointee.boostEnds) {
-            earliest = earlier(earliest, timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index)
+            earliest = earlier(earliest, timeline.firstVsyncIndex(atOrAfter: end, since: origin))
         }
         let panelChange = changeIndex(
             to: display.pointee.panel.target?.rate, from: display.pointee.panel.currentRate,
@@ -685,7 +685,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         )
         if let panelChange { earliest = earlier(earliest, panelChange) }
         if let end = firstEnd(of: display.pointee.velocityExpiries) {
-            earliest = earlier(earliest, timeline.firstVsync(atOrAfter: origin.advanced(by: end)).index)
+            earliest = earlier(earliest, timeline.firstVsyncIndex(atOrAfter: end, since: origin))
         }
         display.pointee.links.withUnsafeBufferPointer { links in
             for index in links.indices where !links[index].configuration.isPaused {
@@ -719,8 +719,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
         // The vsync a boost's end is due at, by index, as ``nextEventfulVsync`` schedules it
         // (an end between two vsyncs is processed at the first one after it).
-        let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsync(atOrAfter: origin.advanced(by: $0)).index) }
-        let velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsync(atOrAfter: origin.advanced(by: $0)).index) }
+        let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+        let velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
         let (vsync, missed) = timeline.advance(to: now)
         // A boost ending at or before this vsync re-arbitrates first, at its own end.
         if let (end, due) = boostDue, due <= vsync.index { expireBoosts(through: Swift.max(vsync.instant, origin.advanced(by: end))) }

@@ -73,6 +73,13 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
         return candidate.index < next.index ? next : candidate
     }
 
+    /// The index of ``firstVsync(atOrAfter:)`` for a time given since `origin` (a display's
+    /// first vsync): where a boost's end, a report's expiry or a frame's earliest show is
+    /// processed, and so where the driver must wake for it.
+    func firstVsyncIndex(atOrAfter time: Duration, since origin: Instant) -> UInt64 {
+        firstVsync(atOrAfter: origin.advanced(by: time)).index
+    }
+
     /// Moves to the latest vsync at or before `now` (at least one past the last),
     /// skipping over vsyncs a late wake-up missed.
     /// - Returns: the vsync to process and how many vsyncs were missed.
