@@ -48,13 +48,13 @@ import Testing
                     live[status.link] = (range, entitled)
                     distinct.insert(range)
                 case 2:
-                    let link = live.keys.randomElement(using: &rng)!
+                    let link = live.anyLink(using: &rng)!
                     let range = try Self.range(&rng)
                     _ = try harness.compositor.update(link: link, owner: harness.owner, range: range, at: harness.clock.now)
                     live[link]?.range = range
                     distinct.insert(range)
                 default:
-                    let link = live.keys.randomElement(using: &rng)!
+                    let link = live.anyLink(using: &rng)!
                     try harness.compositor.invalidate(link: link, owner: harness.owner, at: harness.clock.now)
                     live[link] = nil
                 }

@@ -58,3 +58,13 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension Dictionary where Key == LinkID {
+    /// A key drawn with `rng` from the keys in id order (`nil` when empty). A dictionary's
+    /// own order changes with the process's hash seed: drawing from it made a seeded run,
+    /// and whether it reached the cases its test must cover, differ from one process to
+    /// the next.
+    func anyLink(using rng: inout SeededGenerator) -> LinkID? {
+        keys.sorted { $0.rawValue < $1.rawValue }.randomElement(using: &rng)
+    }
+}

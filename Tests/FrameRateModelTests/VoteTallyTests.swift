@@ -99,13 +99,6 @@ import Testing
         return [range.minimum, range.maximum, range.preferred, link.entitled ? 1 : 0]
     }
 
-    /// A link of `live` drawn with `rng` from its links in id order: a dictionary's order
-    /// changes with the process's hash seed, and drawing from it made a seed's run, and
-    /// whether it reached the cases it must cover, differ from one process to the next.
-    static func anyLink<Value>(of live: [LinkID: Value], using rng: inout SeededGenerator) -> LinkID {
-        live.keys.sorted { $0.rawValue < $1.rawValue }.randomElement(using: &rng)!
-    }
-
     /// Whether `kept` and `fresh` decide alike: everything but the pending change.
     static func same(_ kept: Decision, _ fresh: Decision) -> Bool {
         kept.rate == fresh.rate && kept.rule == fresh.rule && kept.deciders == fresh.deciders
@@ -159,18 +152,18 @@ import Testing
                 )
                 live[status.link] = Live(range: range, entitled: entitled, paused: paused, label: label, owner: owner)
             case 2:
-                let link = Self.anyLink(of: live, using: &rng)
+                let link = live.anyLink(using: &rng)!
                 let range = Bool.random(using: &rng) ? ranges.randomElement(using: &rng)! : nil
                 let paused = range == nil ? !live[link]!.paused : nil
                 _ = try harness.compositor.update(link: link, owner: live[link]!.owner, range: range, paused: paused, at: harness.clock.now)
                 if let range { live[link]!.range = range }
                 if let paused { live[link]!.paused = paused }
             case 3:
-                let link = Self.anyLink(of: live, using: &rng)
+                let link = live.anyLink(using: &rng)!
                 try harness.compositor.invalidate(link: link, owner: live[link]!.owner, at: harness.clock.now)
                 live[link] = nil
             case 4:
-                let link = Self.anyLink(of: live, using: &rng)
+                let link = live.anyLink(using: &rng)!
                 guard live[link]!.boost == nil else { continue }
                 let range = ranges.randomElement(using: &rng)!
                 let (_, until) = try harness.compositor.boost(
@@ -189,13 +182,13 @@ import Testing
                 _ = harness.compositor.removeLinks(of: owner, at: harness.clock.now)
                 live = live.filter { $0.value.owner != owner }
             case 7:
-                let link = Self.anyLink(of: live, using: &rng)
+                let link = live.anyLink(using: &rng)!
                 let velocity = velocities.randomElement(using: &rng)!
                 try harness.compositor.reportContentVelocity(link: link, owner: live[link]!.owner, velocity: velocity, at: harness.clock.now)
                 live[link]!.velocity = (velocity, table.rate(for: velocity), now + ContentVelocityTable.reportLifetime)
             default:
                 // A same-vote update: nothing moves in the tally.
-                let link = Self.anyLink(of: live, using: &rng)
+                let link = live.anyLink(using: &rng)!
                 _ = try harness.compositor.update(link: link, owner: live[link]!.owner, range: live[link]!.range, at: harness.clock.now)
             }
             let votes = live.filter { !$0.value.paused }.map { id, link in
