@@ -31,7 +31,7 @@ extension TickEngine {
     /// Records what the vsyncs of `wake` did for the running traces (after the sends).
     static func trace(_ wake: FanOutDriver<MonotonicClock>.Wake, into tracer: TraceRecorder) {
         var records: [TraceRecord] = []
-        for case .deliver(let report) in wake.actions { records += TraceRecorder.records(of: report) }
+        for index in wake.reports.indices { records += TraceRecorder.records(of: wake.reports[index]) }
         tracer.record(records)
     }
 

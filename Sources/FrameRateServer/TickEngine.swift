@@ -241,28 +241,29 @@ package final class TickEngine: Sendable {
             state.tickPlaneSleepsUntil = wake.sleepUntil
             var writers: [[Unmanaged<SocketWriter>?]] = []
             var presented: [Presented] = []
-            for case .deliver(let report) in wake.actions {
-                writers.append(report.ticks.map { state.writers.unretained($0.owner) })
-                if report.rateChange != nil { state.generation &+= 1 }
-                Self.collectPresented(report, writers: state.writers, into: &presented)
+            for index in wake.reports.indices {
+                writers.append(wake.reports[index].ticks.map { state.writers.unretained($0.owner) })
+                if wake.reports[index].rateChange != nil { state.generation &+= 1 }
+                Self.collectPresented(wake.reports[index], writers: state.writers, into: &presented)
             }
             return (wake, writers, presented, writers.isEmpty ? 0 : state.beginBatch(), released, planned)
         }
         // Dropped here, outside the lock: no batch can name them any more.
         withExtendedLifetime(released) {}
-        var reports = 0
         var shortestPeriod: Duration?
         var shards = [Batch](repeating: Batch(), count: workerCount)
+        // Each report is read in place, by index: binding it (`for report in`) copies it.
+        for index in wake.reports.indices {
+            Self.plan(wake.reports[index], writers: writers[index], sentAt: now, into: &shards)
+            let display = wake.reports[index].display
+            if let change = wake.reports[index].rateChange { events.rateChanged(display, change) }
+            for link in wake.reports[index].heldBack { events.heldBack(display, link) }
+            for link in wake.reports[index].resumed { events.resumed(display, link) }
+            let period = wake.reports[index].vsync.duration(to: wake.reports[index].nextVsync)
+            shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
+        }
         for action in wake.actions {
             switch action {
-            case .deliver(let report):
-                Self.plan(report, writers: writers[reports], sentAt: now, into: &shards)
-                reports += 1
-                if let change = report.rateChange { events.rateChanged(report.display, change) }
-                for link in report.heldBack { events.heldBack(report.display, link) }
-                for link in report.resumed { events.resumed(report.display, link) }
-                let period = report.vsync.duration(to: report.nextVsync)
-                shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
             case .disconnect(let owner): events.disconnect(owner)
             case .pingWatchdog: events.watchdog()
             }
@@ -274,7 +275,7 @@ package final class TickEngine: Sendable {
             let busy = previousStepFinished.map { planned.duration(to: $0) }.flatMap { $0 > .zero ? $0 : nil }
             events.lateWake(lateness, busy)
         }
-        if reports > 0 {
+        if !wake.reports.isEmpty {
             for (index, helper) in helpers.enumerated() where !shards[index + 1].deliveries.isEmpty || !shards[index + 1].presented.isEmpty {
                 helper.submit(shards[index + 1], number: batch)
             }

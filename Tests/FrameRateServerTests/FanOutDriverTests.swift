@@ -21,10 +21,7 @@ import Testing
     }
 
     static func delivered(_ wake: FanOutDriver<ManualClock>.Wake) -> [Tick<Instant>] {
-        wake.actions.flatMap { action -> [Tick<Instant>] in
-            if case .deliver(let report) = action { return report.ticks }
-            return []
-        }
+        wake.reports.flatMap(\.ticks)
     }
 
     @Test func withoutLinksNothingIsDueAndAWakeDoesNothing() {
@@ -32,7 +29,7 @@ import Testing
         var driver = FanOutDriver<ManualClock>(settings: .init(), start: Self.start)
         #expect(driver.nextDeadline(compositor: compositor) == nil)
         let wake = driver.wake(at: Self.at(1000), compositor: &compositor)
-        #expect(wake.actions.isEmpty && wake.sleepUntil == nil)
+        #expect(wake.reports.isEmpty && wake.actions.isEmpty && wake.sleepUntil == nil)
     }
 
     @Test func anUnwritableConnectionGetsNoTicksAndIsDisconnectedAtItsDeadline() throws {
@@ -51,15 +48,15 @@ import Testing
         for vsync in 2...6 {
             wake = driver.wake(at: Self.at(vsync), compositor: &compositor)
             #expect(Self.delivered(wake).isEmpty)
-            #expect(!wake.actions.contains { if case .disconnect = $0 { return true } else { return false } })
+            #expect(!wake.actions.contains(.disconnect(owner)))
         }
         // The deadline (vsync 1 + 102 ms) is the next wake-up once it is earlier than the next vsync.
         wake = driver.wake(at: Self.at(7), compositor: &compositor)
         let deadline = Self.at(1, plus: .milliseconds(102))
         #expect(wake.sleepUntil == deadline, "the deadline comes before vsync 8")
-        #expect(!wake.actions.contains { if case .disconnect = $0 { return true } else { return false } })
+        #expect(!wake.actions.contains(.disconnect(owner)))
         wake = driver.wake(at: deadline, compositor: &compositor)
-        #expect(wake.actions.contains { if case .disconnect(owner) = $0 { return true } else { return false } })
+        #expect(wake.actions.contains(.disconnect(owner)))
         #expect(driver.unwritableCount == 0)
     }
 
@@ -81,11 +78,12 @@ import Testing
         var driver = FanOutDriver<ManualClock>(settings: .init(watchdogInterval: .seconds(2)), start: Self.start)
         #expect(driver.nextDeadline(compositor: compositor) == Self.start.advanced(by: .seconds(2)))
         let wake = driver.wake(at: Self.start.advanced(by: .seconds(2)), compositor: &compositor)
-        #expect(wake.actions.count == 1)
+        #expect(wake.reports.isEmpty && wake.actions == [.pingWatchdog])
         #expect(wake.sleepUntil == Self.start.advanced(by: .seconds(4)))
         driver.stop()
         #expect(driver.isStopped)
         #expect(driver.nextDeadline(compositor: compositor) == nil)
-        #expect(driver.wake(at: Self.start.advanced(by: .seconds(10)), compositor: &compositor).actions.isEmpty)
+        let stopped = driver.wake(at: Self.start.advanced(by: .seconds(10)), compositor: &compositor)
+        #expect(stopped.reports.isEmpty && stopped.actions.isEmpty)
     }
 }
