@@ -27,11 +27,20 @@ public struct Arbiter: Sendable {
     public let profile: DisplayProfile
     /// The daemon's configured ceiling, in Hz, or `nil`.
     public let configuredMaximum: Double?
+    /// The secret the grouping tables hash ranges with (``HashSeed``); the display's
+    /// ``CadenceTable``s use it too. Decisions do not depend on it.
+    let hashSeed: HashSeed
 
     /// Builds an arbiter for `profile`, optionally capped at `configuredMaximum` Hz.
     public init(profile: DisplayProfile, configuredMaximum: Double? = nil) {
+        self.init(profile: profile, configuredMaximum: configuredMaximum, hashSeed: .random())
+    }
+
+    /// The same, with a given hash seed (tests).
+    init(profile: DisplayProfile, configuredMaximum: Double? = nil, hashSeed: HashSeed) {
         self.profile = profile
         self.configuredMaximum = configuredMaximum
+        self.hashSeed = hashSeed
     }
 
     /// The highest rate a link may have, in Hz, and what sets it.
@@ -148,7 +157,7 @@ public struct Arbiter: Sendable {
             // The two ceilings a vote can have, resolved once rather than per vote.
             entitledCeiling = arbiter.ceiling(hasEntitlement: true, caps: caps)
             plainCeiling = arbiter.ceiling(hasEntitlement: false, caps: caps)
-            groups = GroupTable(expectedVotes: expectedVotes)
+            groups = GroupTable(expectedVotes: expectedVotes, seed: arbiter.hashSeed)
             unlocksHighRates = !arbiter.profile.requiresEntitlementAbove60Hz
         }
 
@@ -412,7 +421,8 @@ public struct Arbiter: Sendable {
 
 extension Arbiter {
     /// Links grouped by effective range: an open-addressing hash table over the groups
-    /// array, keyed by the range's bit patterns. Arbitration groups every voting link on
+    /// array, keyed by the range's bit patterns mixed with the arbiter's secret
+    /// (``FrameRateRange/mixedHash(seed:)``). Arbitration groups every voting link on
     /// every Register, Update and close, so this avoids `Dictionary`'s SipHash per vote.
     fileprivate struct GroupTable {
         /// The groups, in order of first appearance.
@@ -421,8 +431,10 @@ extension Arbiter {
         private var keys: [FrameRateRange] = []
         /// Index into ``groups`` plus one, or 0 for an empty slot; the count is a power of two.
         private var slots: [Int32]
+        private let seed: HashSeed
 
-        init(expectedVotes: Int) {
+        init(expectedVotes: Int, seed: HashSeed) {
+            self.seed = seed
             var capacity = 16
             while capacity < 2 * Swift.min(Swift.max(expectedVotes, 8), 1 << 20) { capacity <<= 1 }
             slots = Array(repeating: 0, count: capacity)
@@ -439,7 +451,7 @@ extension Arbiter {
         mutating func add(members listed: some Collection<LinkID>, unlisted: Int, range: FrameRateRange) {
             guard let lowest = listed.first else { return }
             let mask = slots.count - 1
-            var slot = Self.slot(range.mixedHash, count: slots.count)
+            var slot = Self.slot(range.mixedHash(seed: seed), count: slots.count)
             while true {
                 let entry = Int(slots[slot])
                 if entry == 0 { break }
@@ -464,7 +476,7 @@ extension Arbiter {
             slots = Array(repeating: 0, count: slots.count * 2)
             let mask = slots.count - 1
             for (index, range) in keys.enumerated() {
-                var slot = Self.slot(range.mixedHash, count: slots.count)
+                var slot = Self.slot(range.mixedHash(seed: seed), count: slots.count)
                 while slots[slot] != 0 { slot = (slot + 1) & mask }
                 slots[slot] = Int32(index + 1)
             }

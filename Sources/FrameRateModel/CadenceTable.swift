@@ -10,7 +10,8 @@
 /// cadences as it reads them instead. Rows hold the values `CallbackCadence` computes,
 /// unchanged, so the decisions are the same either way.
 ///
-/// Rows are found by range in an open-addressing table (``FrameRateRange/mixedHash``), and
+/// Rows are found by range in an open-addressing table (``FrameRateRange/mixedHash(seed:)``,
+/// with the arbiter's secret ``HashSeed``), and
 /// the table never grows past about twice the ranges in use: ``compact(keeping:)``.
 struct CadenceTable: Sendable {
     /// One range at one rate: what arbitration reads of its ``CallbackCadence``.
@@ -31,6 +32,8 @@ struct CadenceTable: Sendable {
 
     /// The columns: the profile's supported rates, in Hz, as ``DisplayProfile`` orders them.
     let rates: [Double]
+    /// The secret the rows' ranges are hashed with.
+    let seed: HashSeed
     /// Each row's range.
     private(set) var ranges: [FrameRateRange] = []
     /// Row-major: row `r`, column `c` at `r * rates.count + c`.
@@ -39,9 +42,10 @@ struct CadenceTable: Sendable {
     /// first row: an empty table allocates nothing).
     private var slots: [Int32] = []
 
-    /// An empty table for a profile with `rates`.
-    init(rates: [Double]) {
+    /// An empty table for a profile with `rates`, hashing ranges with `seed`.
+    init(rates: [Double], seed: HashSeed) {
         self.rates = rates
+        self.seed = seed
     }
 
     /// The number of rows.
@@ -52,7 +56,7 @@ struct CadenceTable: Sendable {
     mutating func row(of range: FrameRateRange) -> Int {
         if slots.isEmpty { slots = Array(repeating: 0, count: 16) }
         let mask = slots.count - 1
-        var slot = Self.slot(range.mixedHash, count: slots.count)
+        var slot = Self.slot(range.mixedHash(seed: seed), count: slots.count)
         while true {
             let entry = Int(slots[slot])
             if entry == 0 { break }
@@ -92,7 +96,7 @@ struct CadenceTable: Sendable {
     /// is paid for by the rows added since the last one. Row numbers change.
     mutating func compact(keeping kept: some Collection<FrameRateRange>) {
         guard ranges.count > Swift.max(256, 2 * kept.count) else { return }
-        var fresh = CadenceTable(rates: rates)
+        var fresh = CadenceTable(rates: rates, seed: seed)
         for range in kept {
             guard let old = existingRow(of: range) else { continue }
             fresh.copyRow(old, from: self)
@@ -104,7 +108,7 @@ struct CadenceTable: Sendable {
     private func existingRow(of range: FrameRateRange) -> Int? {
         guard !slots.isEmpty else { return nil }
         let mask = slots.count - 1
-        var slot = Self.slot(range.mixedHash, count: slots.count)
+        var slot = Self.slot(range.mixedHash(seed: seed), count: slots.count)
         while true {
             let entry = Int(slots[slot])
             if entry == 0 { return nil }
@@ -123,7 +127,7 @@ struct CadenceTable: Sendable {
         if 2 * ranges.count > slots.count {
             rehash(capacity: slots.count * 2)
         } else {
-            var slot = Self.slot(range.mixedHash, count: slots.count)
+            var slot = Self.slot(range.mixedHash(seed: seed), count: slots.count)
             while slots[slot] != 0 { slot = (slot + 1) & (slots.count - 1) }
             slots[slot] = Int32(ranges.count)
         }
@@ -133,7 +137,7 @@ struct CadenceTable: Sendable {
         slots = Array(repeating: 0, count: capacity)
         let mask = capacity - 1
         for (index, range) in ranges.enumerated() {
-            var slot = Self.slot(range.mixedHash, count: capacity)
+            var slot = Self.slot(range.mixedHash(seed: seed), count: capacity)
             while slots[slot] != 0 { slot = (slot + 1) & mask }
             slots[slot] = Int32(index + 1)
         }

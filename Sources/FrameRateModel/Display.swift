@@ -73,8 +73,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     init(configuration: DisplayConfiguration, governor settings: RefreshRateGovernor<C>.Settings, start: C.Instant) {
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
-        self.cadences = CadenceTable(rates: configuration.profile.supportedRates)
-        self.panelCadences = CadenceTable(rates: configuration.profile.supportedRates)
+        self.cadences = CadenceTable(rates: configuration.profile.supportedRates, seed: arbiter.hashSeed)
+        self.panelCadences = CadenceTable(rates: configuration.profile.supportedRates, seed: arbiter.hashSeed)
         self.caps = configuration.caps
         let initial = configuration.profile.initialRate
         let governor = RefreshRateGovernor<C>(initialRate: initial, settings: settings)
@@ -107,8 +107,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         self.id = configuration.id
         self.arbiter = Arbiter(profile: configuration.profile, configuredMaximum: configuration.configuredMaximum)
-        self.cadences = CadenceTable(rates: configuration.profile.supportedRates)
-        self.panelCadences = CadenceTable(rates: configuration.profile.supportedRates)
+        self.cadences = CadenceTable(rates: configuration.profile.supportedRates, seed: arbiter.hashSeed)
+        self.panelCadences = CadenceTable(rates: configuration.profile.supportedRates, seed: arbiter.hashSeed)
         self.caps = checkpoint.caps
         self.origin = start
         self.timeline = VsyncTimeline(
