@@ -15,7 +15,7 @@ import Histogram
 /// made this reader's user-space time about four times the floor reader's
 /// (`docs/performance.md`). So, after registration:
 /// - every read goes into one ``LineBuffer`` of the worker's, through
-///   ``ClientSocket/read(descriptor:into:)`` with the descriptor epoll reported;
+///   ``ClientSocket/receive(fromSocket:into:)`` with the descriptor epoll reported;
 /// - a connection's accounting is one element of an array indexed by descriptor, and its
 ///   links' slots are contiguous in one array for the whole worker;
 /// - a line split across reads (rare: the daemon sends whole lines) waits in a
@@ -111,7 +111,7 @@ final class ReceiveTable {
     }
 
     /// Drains the socket `fd` that the (edge-triggered) epoll set reported ready: one
-    /// `read`, the clock read once, every complete line accounted for; another `read` only
+    /// `recv`, the clock read once, every complete line accounted for; another `recv` only
     /// when the first filled the buffer (a shorter one took everything queued).
     /// - Returns: whether the connection is still open; when not, call ``close(_:)``.
     func receiveReady(_ fd: Int32) -> Bool {
@@ -130,7 +130,7 @@ final class ReceiveTable {
         while true {
             let outcome: ReadOutcome
             do {
-                outcome = try ClientSocket.read(descriptor: fd, into: &buffer)
+                outcome = try ClientSocket.receive(fromSocket: fd, into: &buffer)
             } catch {
                 state.note("connection error: \(error)")
                 return discardBuffer()
