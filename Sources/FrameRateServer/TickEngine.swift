@@ -38,11 +38,13 @@ package final class TickEngine: Sendable {
         /// A fan-out thread's io_uring failed while sending: it sends with `send(2)` from
         /// now on, for the reason given.
         var sendPathFellBack: @Sendable (_ reason: String) -> Void = { _ in }
-        /// A link of a display has waited 1 s for its client to answer its latest tick
-        /// (``HeldBackLink``), and gets no ticks until it does.
-        var heldBack: @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in }
-        /// A link of a display reported by ``heldBack`` ticks again (``ResumedLink``).
-        var resumed: @Sendable (DisplayID, ResumedLink) -> Void = { _, _ in }
+        /// Links of a display have waited 1 s for their clients to answer their latest tick
+        /// (``HeldBackLink``), and get no ticks until they do: every such link of one vsync
+        /// at once, after that vsync's ticks are sent.
+        var heldBack: @Sendable (DisplayID, [HeldBackLink]) -> Void = { _, _ in }
+        /// Links of a display reported by ``heldBack`` tick again (``ResumedLink``): every
+        /// such link of one vsync at once, after that vsync's ticks are sent.
+        var resumed: @Sendable (DisplayID, [ResumedLink]) -> Void = { _, _ in }
 
         package init(
             rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
@@ -50,8 +52,8 @@ package final class TickEngine: Sendable {
             watchdog: @escaping @Sendable () -> Void = {},
             lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in },
             sendPathFellBack: @escaping @Sendable (_ reason: String) -> Void = { _ in },
-            heldBack: @escaping @Sendable (DisplayID, HeldBackLink) -> Void = { _, _ in },
-            resumed: @escaping @Sendable (DisplayID, ResumedLink) -> Void = { _, _ in }
+            heldBack: @escaping @Sendable (DisplayID, [HeldBackLink]) -> Void = { _, _ in },
+            resumed: @escaping @Sendable (DisplayID, [ResumedLink]) -> Void = { _, _ in }
         ) {
             self.rateChanged = rateChanged
             self.disconnect = disconnect
@@ -255,10 +257,7 @@ package final class TickEngine: Sendable {
         // Each report is read in place, by index: binding it (`for report in`) copies it.
         for index in wake.reports.indices {
             Self.plan(wake.reports[index], writers: writers[index], sentAt: now, into: &shards)
-            let display = wake.reports[index].display
-            if let change = wake.reports[index].rateChange { events.rateChanged(display, change) }
-            for link in wake.reports[index].heldBack { events.heldBack(display, link) }
-            for link in wake.reports[index].resumed { events.resumed(display, link) }
+            if let change = wake.reports[index].rateChange { events.rateChanged(wake.reports[index].display, change) }
             let period = wake.reports[index].vsync.duration(to: wake.reports[index].nextVsync)
             shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
         }
@@ -282,6 +281,14 @@ package final class TickEngine: Sendable {
             outbox.withLock { Self.send(shards[0], number: batch, through: &$0, sendPathFellBack: events.sendPathFellBack) }
             // Releasing: the hand-overs above are visible to whoever reads this (FanOutProgress).
             progress.leaderSent.store(batch, ordering: .releasing)
+        }
+        // After the sends, one call per display and kind: a client that holds back a
+        // thousand links at one vsync (each leaves a tick unanswered) made a thousand
+        // hops to the control loop before anyone's ticks were sent.
+        for index in wake.reports.indices {
+            let display = wake.reports[index].display
+            if !wake.reports[index].heldBack.isEmpty { events.heldBack(display, wake.reports[index].heldBack) }
+            if !wake.reports[index].resumed.isEmpty { events.resumed(display, wake.reports[index].resumed) }
         }
         if shared.tracer.isActive { Self.trace(wake, into: shared.tracer) }
         return wake.sleepUntil

@@ -178,6 +178,49 @@ import Testing
         #expect(line.metadata["sequence"] == "\(unanswered.sequence)" && line.metadata["pid"] == "\(Peers.root.pid)")
     }
 
+    @Test("links held back at the same vsync are all announced, and all resumed at the same vsync (one report per vsync)")
+    func linksHeldBackTogetherAreAllAnnounced() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        let watcher = try server.connect(Peers.user)
+        _ = try watcher.result(.watch)
+        let clients = try (0..<3).map { _ in try Self.answering120(server) }
+        // Each answers whatever it got while the others registered, so all three wait on
+        // the next vsync's tick.
+        try server.runNextVsync()
+        for (client, link) in clients {
+            for tick in try Self.ticks(client.lines()) {
+                try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+            }
+        }
+        try server.runNextVsync()
+        let unanswered = try clients.map { client, _ in try #require(try Self.ticks(client.lines()).last) }
+        #expect(Set(unanswered.map(\.timestamp)).count == 1, "the three wait on ticks of one vsync")
+        _ = try watcher.lines()
+        func updates() throws -> [LinkState] {
+            try watcher.lines().compactMap { line -> LinkState? in
+                guard case .linkUpdated(_, let state) = try CompositorEvent(params: notificationParams(line, .event)) else { return nil }
+                return state
+            }
+        }
+        for _ in 0..<240 { try server.runNextVsync() }
+        let held = try updates()
+        #expect(Set(held.map(\.link.rawValue)) == Set(clients.map(\.1)) && held.count == 3, "\(held)")
+        #expect(held.allSatisfy { $0.awaitingFrame != nil })
+        #expect(log.entries.filter { $0.metadata["event"] == "link-held-back" }.count == 3)
+
+        for ((client, link), tick) in zip(clients, unanswered) {
+            try client.send(notificationLine(.frameDone, #"{"link":\#(link),"sequence":\#(tick.sequence)}"#))
+        }
+        try server.runNextVsync()
+        for (client, _) in clients { #expect(try Self.ticks(client.lines()).count == 1) }
+        let resumed = try updates()
+        #expect(Set(resumed.map(\.link.rawValue)) == Set(clients.map(\.1)) && resumed.count == 3, "\(resumed)")
+        #expect(resumed.allSatisfy { $0.awaitingFrame == nil })
+        #expect(log.entries.filter { $0.metadata["event"] == "link-resumed" }.count == 3)
+        #expect(server.core.announcedHeldBack.isEmpty)
+    }
+
     @Test("a watcher hears when a link is held back for 1 s and when it ticks again (linkUpdated, with and without awaitingFrame); the journal says both")
     func watchersHearAHeldBackLinkAndItsResumption() throws {
         let log = RecordingLogHandler()
