@@ -58,17 +58,17 @@ extension CompositorCore {
         shared.change { _ in }
         switch step {
         case .down(let rate):
-            logger.notice(
+            logLimited(
                 "link \(link.rawValue) stepped down to \(FrameRateMath.format(rate)) Hz: at least half of its last 30 frames finished after their targetTimestamp (adaptive)",
-                metadata: peerMetadata(session.peer).merging(
-                    ["event": "link-stepped-down", "link": "\(link.rawValue)", "rate": "\(rate)"]
-                ) { $1 }
+                level: .notice, session: session, metadata: ["event": "link-stepped-down", "link": "\(link.rawValue)", "rate": "\(rate)"],
+                limits: &adaptiveLogs, kind: .adaptiveStep
             )
         case .up(let rate):
             let to = rate.map { "\(FrameRateMath.format($0)) Hz" } ?? "its own range"
-            logger.info(
+            logLimited(
                 "link \(link.rawValue) stepped back up to \(to): its last 60 frames fit the higher rate (adaptive)",
-                metadata: peerMetadata(session.peer).merging(["event": "link-stepped-up", "link": "\(link.rawValue)"]) { $1 }
+                level: .info, session: session, metadata: ["event": "link-stepped-up", "link": "\(link.rawValue)"],
+                limits: &adaptiveLogs, kind: .adaptiveStep
             )
         }
         if let display = shared.read({ $0.compositor.display(of: link) }) {

@@ -126,13 +126,13 @@ extension CompositorCore {
             }
         }
         usage.add(session.peer.uid, links: 1)
-        logger.info(
-            "link \(status.link.rawValue) registered \(request.range) on display \(status.display.rawValue)",
-            metadata: peerMetadata(session.peer).merging([
+        logLinkLifecycle(
+            "link \(status.link.rawValue) registered \(request.range) on display \(status.display.rawValue)", session: session,
+            metadata: [
                 "event": "link-registered", "link": "\(status.link.rawValue)", "display": "\(status.display.rawValue)",
                 "range": "\(request.range)", "label": "\(request.label ?? "")", "high_frame_rate": "\(request.highFrameRate)",
                 "paused": "\(request.paused)", "adaptive": "\(request.adaptive)",
-            ]) { $1 }
+            ]
         )
         emitLinkEvent(status.link, holder: session.peer) { .linkAdded(display: status.display, link: $0) }
         trace {

@@ -47,7 +47,7 @@ extension CompositorCore {
                 loop.value.flushTraces()
             }
         }
-        logger.info("trace \(trace) started", metadata: peerMetadata(session.peer).merging(["event": "trace-started"]) { $1 })
+        logLimited("trace \(trace) started", level: .info, session: session, metadata: ["event": "trace-started"], limits: &traceLogs, kind: .traceStarted)
         return ["trace": JSONValue(trace), "state": currentState(for: viewer(of: session)).jsonValue]
     }
 

@@ -60,6 +60,18 @@ package final class CompositorCore {
     /// end of that same wait is announced (``linkResumed(display:_:)``). An entry goes when
     /// its wait ends or its link does, so there are never more than links.
     var announcedHeldBack: [LinkID: (awaited: UInt64, logged: Bool)] = [:]
+    /// "link registered" and "link released" lines, at most ``linkLogBurst`` per user per 10 s
+    /// (``logLinkLifecycle(_:session:metadata:)``).
+    var linkLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: linkLogBurst, window: .seconds(10))
+    /// A user's "link registered" and "link released" lines logged per 10 s: an application
+    /// with a few dozen links logs each; a Register and Invalidate loop logs this many.
+    static let linkLogBurst = 100
+    /// "link stepped down" and "link stepped back up" lines (adaptive pacing), at most
+    /// ``linkLogBurst`` per user per 10 s: a thousand adaptive links that keep overrunning
+    /// and recovering step about once a second each.
+    var adaptiveLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: linkLogBurst, window: .seconds(10))
+    /// "trace started" lines, at most 10 per user per 10 s (a Trace and close loop).
+    var traceLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// "requests paced" lines, at most one per user per 10 s.
     var pacingLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that
@@ -342,9 +354,29 @@ package final class CompositorCore {
     }
 
     func logRelease(_ link: LinkID, session: Session, reason: String) {
-        logger.info(
-            "link \(link.rawValue) released (\(reason))",
-            metadata: peerMetadata(session.peer).merging(["link": "\(link.rawValue)", "event": "link-released", "reason": "\(reason)"]) { $1 }
+        logLinkLifecycle(
+            "link \(link.rawValue) released (\(reason))", session: session,
+            metadata: ["link": "\(link.rawValue)", "event": "link-released", "reason": "\(reason)"]
         )
+    }
+
+    /// Logs a link's registration or release (with the peer's fields), at most
+    /// ``linkLogBurst`` lines per user per 10 s: every other line a client can repeat is
+    /// limited per user too, and a Register and Invalidate loop logged two lines a request,
+    /// thousands a second, until journald's own limit dropped everyone's messages with
+    /// them. The next line logged says how many were left out.
+    func logLinkLifecycle(_ message: String, session: Session, metadata: Logger.Metadata) {
+        logLimited(message, level: .info, session: session, metadata: metadata, limits: &linkLogs, kind: .linkLifecycle)
+    }
+
+    /// Logs a line a user can repeat at will (with the peer's fields) if `limits` admits
+    /// it for the user at the wall clock's now, with the note of the lines left out since.
+    func logLimited(
+        _ message: String, level: Logger.Level, session: Session, metadata: Logger.Metadata,
+        limits: inout UserRejectionLogs<MonotonicClock.Instant>, kind: UserRejectionLogs<MonotonicClock.Instant>.Kind
+    ) {
+        guard case .log(let suppressed) = limits.admit(uid: session.peer.uid, at: wallNow()) else { return }
+        let note = UserRejectionLogs<MonotonicClock.Instant>.note(suppressed: suppressed, uid: session.peer.uid, kind: kind)
+        logger.log(level: level, "\(message)\(note)", metadata: peerMetadata(session.peer).merging(metadata) { $1 })
     }
 }

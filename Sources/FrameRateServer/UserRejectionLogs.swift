@@ -1,6 +1,7 @@
 /// One ``RejectionLogLimiter`` per user, for log lines a user could otherwise repeat by
 /// opening connection after connection: requests rejected, connections refused at the
-/// limit, and the rejections that end a connection (a line longer than the limit, a line
+/// limit, links registered and released, adaptive steps, traces started, and the
+/// rejections that end a connection (a line longer than the limit, a line
 /// that did not complete in time; the partial-line attack's 200 connections per wave
 /// logged 200 warnings a wave). A per-connection limit does nothing against a user who
 /// opens a new connection for every line. At most ``RejectionLogLimiter/burst`` lines per
@@ -46,6 +47,12 @@ struct UserRejectionLogs<Instant: InstantProtocol>: Sendable where Instant.Durat
         case rejectedRequest
         /// Links held back waiting for their client's frame.
         case heldBackLink
+        /// Links registered or released.
+        case linkLifecycle
+        /// Adaptive links stepped down or back up.
+        case adaptiveStep
+        /// Traces started.
+        case traceStarted
     }
 
     /// The note a logged line carries after suppressed ones of `uid`: `""` or, for
@@ -58,6 +65,9 @@ struct UserRejectionLogs<Instant: InstantProtocol>: Sendable where Instant.Durat
             case .refusedConnection: ("refused connection of uid \(uid)", "refused connections of uid \(uid)")
             case .rejectedRequest: ("rejected request of uid \(uid)", "rejected requests of uid \(uid)")
             case .heldBackLink: ("held-back link of uid \(uid)", "held-back links of uid \(uid)")
+            case .linkLifecycle: ("link registration or release of uid \(uid)", "link registrations and releases of uid \(uid)")
+            case .adaptiveStep: ("adaptive step of uid \(uid)", "adaptive steps of uid \(uid)")
+            case .traceStarted: ("trace started by uid \(uid)", "traces started by uid \(uid)")
             }
         return suppressed == 1 ? " (1 more \(one) was not logged)" : " (\(suppressed) more \(many) were not logged)"
     }

@@ -119,6 +119,35 @@ import Testing
         #expect(log.messages.filter { $0.hasPrefix("request rejected:") }.count == 11)
     }
 
+    @Test("link registered and released lines: a hundred per user per window, then one that counts the rest; another user keeps its own")
+    func linkLinesOfARegisterLoopAreLimitedPerUser() throws {
+        let log = RecordingLogHandler()
+        let server = ServerHarness(logHandler: log)
+        func linkLines() -> [String] {
+            log.entries.filter { ["link-registered", "link-released"].contains($0.metadata["event"]) }.map(\.message)
+        }
+        // 60 Register and Invalidate pairs over 6 connections: 120 lines wanted.
+        for _ in 0..<6 {
+            let client = try server.connect(Peers.user)
+            for _ in 0..<10 {
+                let link = try client.result(.register, #"{"range":{"minimum":30,"maximum":60,"preferred":60}}"#)["link"]?.int64Value
+                _ = try client.result(.invalidate, #"{"link":\#(try #require(link))}"#)
+            }
+            client.close()
+        }
+        #expect(linkLines().count == CompositorCore.linkLogBurst)
+        // Another user's lines are its own.
+        let root = try server.connect(Peers.root)
+        _ = try root.result(.register, #"{"range":{"minimum":30,"maximum":60,"preferred":60}}"#)
+        #expect(linkLines().count == CompositorCore.linkLogBurst + 1)
+        // A window later the user's next line says how many were left out.
+        server.clock.set(server.clock.now.advanced(by: .seconds(11)))
+        _ = try server.connect(Peers.user).result(.register, #"{"range":{"minimum":30,"maximum":60,"preferred":60}}"#)
+        let last = try #require(linkLines().last)
+        #expect(last.hasSuffix(" (20 more link registrations and releases of uid \(Peers.user.uid) were not logged)"), "\(last)")
+        root.close()
+    }
+
     @Test("refused connections: ten lines per user per window, then one that counts the rest")
     func refusedConnectionsOfOneUserLogTenLines() throws {
         let log = RecordingLogHandler()
