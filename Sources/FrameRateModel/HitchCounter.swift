@@ -19,8 +19,12 @@ struct HitchCounter: Sendable {
     private(set) var hitchTime = Duration.zero
     /// Since when the link exists (its registration).
     private let since: Duration
-    /// Late frames inside the window, oldest first: when shown, and the hitch.
-    private var recentLate: [(at: Duration, hitch: Duration)] = []
+    /// Late frames inside the window, oldest first: when shown, and ``hitchTime`` before
+    /// it counted. The window's hitch time is then one subtraction, `hitchTime` minus the
+    /// total before the first late frame in the window, found by binary search: a summary
+    /// costs O(log n), not a walk of up to ``lateLimit`` frames for every link in every
+    /// snapshot, which the model's lock holds while it is built.
+    private var recentLate: [(at: Duration, totalBefore: Duration)] = []
     /// Paused intervals overlapping the window, oldest first; the last may be open (`to == nil`).
     private var pauses: [(from: Duration, to: Duration?)] = []
     /// The latest time the counter heard of.
@@ -39,10 +43,10 @@ struct HitchCounter: Sendable {
         frames += 1
         guard hitch >= Self.tolerance else { return }
         late += 1
-        hitchTime += hitch
         prune(before: time - Self.window)
         if recentLate.count == Self.lateLimit { recentLate.removeFirst() }
-        recentLate.append((time, hitch))
+        recentLate.append((time, hitchTime))
+        hitchTime += hitch
     }
 
     /// A frame replaced before it was shown.
@@ -74,8 +78,10 @@ struct HitchCounter: Sendable {
     func summary(at now: Duration) -> HitchSummary {
         let end = max(now, latest)
         let start = max(since, end - Self.window)
-        var hitch = Duration.zero
-        for entry in recentLate where entry.at > start && entry.at <= end { hitch += entry.hitch }
+        // Every entry is at or before `latest`, so at or before `end`: the window holds the
+        // entries after `start`, to the last.
+        let first = firstLate(after: start)
+        let hitch = first < recentLate.count ? hitchTime - recentLate[first].totalBefore : .zero
         var paused = Duration.zero
         for pause in pauses {
             let from = max(pause.from, start)
@@ -87,6 +93,18 @@ struct HitchCounter: Sendable {
         return HitchSummary(
             frames: frames, late: late, dropped: dropped, hitchTime: hitchTime, ratioMillisecondsPerSecond: ratio, window: Self.window
         )
+    }
+
+    /// The index of the first late frame shown after `time` (`recentLate.count` if none);
+    /// frames are recorded in the order they are shown.
+    private func firstLate(after time: Duration) -> Int {
+        var low = 0
+        var high = recentLate.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if recentLate[middle].at > time { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     static func seconds(_ duration: Duration) -> Double {
