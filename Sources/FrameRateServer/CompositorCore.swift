@@ -91,6 +91,11 @@ package final class CompositorCore {
     var lastTrace: UInt64 = 0
     /// Sends running traces their records (only while one runs).
     var traceFlush: RepeatedTask?
+    /// Records taken from the recorder and not written yet, per trace: a flush writes at
+    /// most ``traceRecordsPerTurn`` records a loop turn (``flushTraces()``).
+    var traceBacklogs: [UInt64: TraceBacklog] = [:]
+    /// Whether a flush of the backlogs is scheduled (``flushTraces()``).
+    var traceFlushContinues = false
     /// Moves virtual time (`--clock virtual`); `nil` on a monotonic daemon.
     var virtualTime: VirtualTimeKeeper?
 

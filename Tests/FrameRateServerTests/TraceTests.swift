@@ -59,6 +59,52 @@ import Testing
         #expect(!server.shared.tracer.isActive)
     }
 
+    @Test("a flush writes a bounded number of records a loop turn; the rest follow 1 ms later, in order, none lost, and StopTrace sends what is left first")
+    func aFlushIsBoundedAndTheRestFollows() throws {
+        let server = ServerHarness()
+        let tracer = try server.connect(Peers.root)
+        let trace = try #require(try tracer.result(.trace)["trace"]?.int64Value)
+        // 64 links at 120 Hz for 40 vsyncs: 2,560 tick records and 40 vsyncs, more than a turn's share.
+        let app = try server.connect(Peers.root)
+        for _ in 0..<64 { _ = try app.register(120, 120, 120, extra: #","highFrameRate":true"#) }
+        for _ in 0..<40 { try server.runNextVsync() }
+        _ = try app.lines()
+        _ = try tracer.lines()
+
+        server.core.flushTraces()
+        let first = try Self.records(tracer.lines()).flatMap(\.records)
+        #expect(first.count == CompositorCore.traceRecordsPerTurn)
+        // The rest goes out at the next turn, 1 ms later, after the loop served its sockets.
+        server.loop.advanceTime(by: .milliseconds(1))
+        let rest = try Self.records(tracer.lines())
+        #expect(!rest.isEmpty && rest.allSatisfy { $0.lost == 0 })
+        let ticks = (first + rest.flatMap(\.records)).compactMap { record -> (UInt64, UInt64)? in
+            if case .tick(_, let link, let sequence, _, _, _, _) = record { return (link.rawValue, sequence) }
+            return nil
+        }
+        #expect(ticks.count == 64 * 40)
+        // Each link's ticks in order, every one once.
+        for link in Set(ticks.map(\.0)) {
+            #expect(ticks.filter { $0.0 == link }.map(\.1) == Array(1...40).map(UInt64.init))
+        }
+
+        // Another 40 vsyncs and one bounded flush, then StopTrace: the backlog the flush
+        // left comes before its reply, then nothing more.
+        for _ in 0..<40 { try server.runNextVsync() }
+        server.core.flushTraces()
+        #expect(server.core.traceBacklogs[UInt64(trace)] != nil, "the flush left a backlog")
+        try tracer.send(requestLine(V1Method.stopTrace.rawValue, #"{"trace":\#(trace)}"#, id: 99))
+        let lines = try tracer.lines()
+        let replyIndex = try #require(lines.firstIndex { $0.contains(#""id":99"#) })
+        #expect(lines[replyIndex].contains(#""result""#))
+        let before = try Self.records(Array(lines[..<replyIndex])).flatMap(\.records).filter { if case .tick = $0 { true } else { false } }
+        #expect(before.count == 64 * 40, "\(before.count) tick records before the reply")
+        #expect(try Self.records(Array(lines[(replyIndex + 1)...])).isEmpty)
+        #expect(server.core.traceBacklogs.isEmpty)
+        server.loop.advanceTime(by: .milliseconds(200))
+        #expect(try Self.records(tracer.lines()).isEmpty)
+    }
+
     @Test func oneTracePerConnectionAndOnlyItsOwnCanBeStopped() throws {
         let server = ServerHarness()
         let first = try server.connect(Peers.user)
