@@ -43,6 +43,14 @@ import Testing
 
     static func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 2e-9 }
 
+    /// The links a watcher has been sent as `linkUpdated` since it was last read.
+    static func linkUpdates(_ watcher: TestClient) throws -> [LinkState] {
+        try watcher.lines().compactMap { line -> LinkState? in
+            guard case .linkUpdated(_, let state) = try CompositorEvent(params: notificationParams(line, .event)) else { return nil }
+            return state
+        }
+    }
+
     @Test func aTwentyMillisecondStallShowsOneLateFrameWithItsHitch() throws {
         let server = ServerHarness()
         let (client, link, first) = try Self.link120(server)
@@ -197,12 +205,7 @@ import Testing
         let unanswered = try clients.map { client, _ in try #require(try Self.ticks(client.lines()).last) }
         #expect(Set(unanswered.map(\.timestamp)).count == 1, "the three wait on ticks of one vsync")
         _ = try watcher.lines()
-        func updates() throws -> [LinkState] {
-            try watcher.lines().compactMap { line -> LinkState? in
-                guard case .linkUpdated(_, let state) = try CompositorEvent(params: notificationParams(line, .event)) else { return nil }
-                return state
-            }
-        }
+        func updates() throws -> [LinkState] { try Self.linkUpdates(watcher) }
         for _ in 0..<240 { try server.runNextVsync() }
         let held = try updates()
         #expect(Set(held.map(\.link.rawValue)) == Set(clients.map(\.1)) && held.count == 3, "\(held)")
@@ -231,12 +234,7 @@ import Testing
         try server.runNextVsync()
         let unanswered = try #require(try Self.ticks(client.lines()).last)
         _ = try watcher.lines()
-        func updates() throws -> [LinkState] {
-            try watcher.lines().compactMap { line -> LinkState? in
-                guard case .linkUpdated(_, let state) = try CompositorEvent(params: notificationParams(line, .event)) else { return nil }
-                return state
-            }
-        }
+        func updates() throws -> [LinkState] { try Self.linkUpdates(watcher) }
 
         // Nothing while the wait is under 1 s (119 vsyncs at 120 Hz); then one update.
         for _ in 0..<119 { try server.runNextVsync() }
