@@ -121,8 +121,9 @@ public final class ClientSocket {
     /// buffers apart from their ``ClientSocket``s (the `framebench` load generator reads
     /// every connection into one buffer, and does not touch a thousand socket objects a
     /// vsync). The caller keeps `fd` open meanwhile. `recv` goes to the socket directly,
-    /// without the file layer `read` passes through (`vfs_read`, `sock_read_iter`): about
-    /// 8 % less of the load generator's CPU a tick at 2,000 links (docs/performance.md).
+    /// without the file layer `read` passes through (`vfs_read`, `sock_read_iter`): 5–9 %
+    /// less of the load generator's CPU a tick at 2,000 links in paired runs
+    /// (docs/performance-log.md).
     /// - Returns: what it got; ``ReadOutcome/wouldBlock`` only on a non-blocking socket.
     /// - Throws: ``ClientSocketError/lineTooLong(limit:)`` from the buffer, or the failed
     ///   call (`ENOTSOCK` for a descriptor that is not a socket).

@@ -14,10 +14,11 @@
 struct ResidencyLedger: Sendable {
     /// How many ended links keep their share by name.
     static let endedLimit = 256
-    /// How many a merge keeps: it totals every ended link's shares (a lookup per link and
-    /// rate), so merging one link at a time cost that scan for every link that ended past
-    /// the limit, about 90 µs each under the model lock, 6 ms for a connection closing with
-    /// 64 links. Merging a quarter of the limit at once spreads one scan over 64 ends.
+    /// How many a merge keeps: it totals every ended link's shares (a lookup per ended link
+    /// and rate, 257 × up to 12), so merging one link at a time paid that scan for every
+    /// link that ended past the limit, under the model lock: 64 scans for a connection
+    /// closing with 64 links. Merging a quarter of the limit at once spreads one scan over
+    /// 64 ends.
     static let endedKeptAfterMerge = endedLimit * 3 / 4
 
     /// Each rate's shares, in the order the rates were first held.

@@ -19,10 +19,10 @@ extension CompositorCore {
     /// Traces an unprivileged user may run at once: a trace makes the tick plane record
     /// every tick, so one user must not be able to take every slot or multiply that work.
     static let traceLimitPerUser = 1
-    /// Records written to all traces together in one turn of the control loop (about 3 ms
-    /// of encoding on the machines measured). A trace with 1,000 links at 120 Hz gathers
-    /// 12,000 records between two flushes; written in one task, each flush held the loop
-    /// for about 15 ms, and other users' Health/Check p99 rose to 19 ms. What is left
+    /// Records written to all traces together in one turn of the control loop. A trace with
+    /// 1,000 links at 120 Hz gathers 12,000 records between two flushes; written in one
+    /// task, they held the loop so long that other users' Health/Check p99 was 19 to 46 ms
+    /// in three runs, and 5 to 7 ms with this bound (docs/performance-log.md). What is left
     /// waits in the trace's backlog and goes out 1 ms later, after the loop has served its
     /// sockets; a trace whose backlog is not written does not take more from the recorder,
     /// whose bounded buffer counts what it cannot keep as lost.
