@@ -91,6 +91,11 @@ package final class CompositorCore {
     var lastTrace: UInt64 = 0
     /// Sends running traces their records (only while one runs).
     var traceFlush: RepeatedTask?
+    /// Held-back and resumed links handed over by the tick plane and not announced yet,
+    /// oldest first (``announcePending()``).
+    var pendingAnnouncements = CircularBuffer<LinkAnnouncement>()
+    /// Whether an announcement turn is scheduled (``announcePending()``).
+    var announcementsContinue = false
     /// Records taken from the recorder and not written yet, per trace: a flush writes at
     /// most ``traceRecordsPerTurn`` records a loop turn (``flushTraces()``).
     var traceBacklogs: [UInt64: TraceBacklog] = [:]

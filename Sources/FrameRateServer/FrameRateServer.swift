@@ -136,8 +136,8 @@ public final class FrameRateServer: Service, Sendable {
                 watchdog: hooks.watchdog,
                 lateWake: { lateness, busy in eventLoop.execute { bound.value.tickPlaneLate(lateness: lateness, busy: busy) } },
                 sendPathFellBack: { reason in eventLoop.execute { bound.value.tickSendsFellBack(reason: reason) } },
-                heldBack: { display, links in eventLoop.execute { for link in links { bound.value.linkHeldBack(display: display, link) } } },
-                resumed: { display, links in eventLoop.execute { for link in links { bound.value.linkResumed(display: display, link) } } }
+                heldBack: { display, links in eventLoop.execute { bound.value.linksHeldBack(display: display, links) } },
+                resumed: { display, links in eventLoop.execute { bound.value.linksResumed(display: display, links) } }
             )
         )
 

@@ -83,8 +83,8 @@ package final class ServerHarness {
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
                 lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) },
                 sendPathFellBack: { reason in fallBacks.append(reason) },
-                heldBack: { display, links in for link in links { bound.value.linkHeldBack(display: display, link) } },
-                resumed: { display, links in for link in links { bound.value.linkResumed(display: display, link) } }
+                heldBack: { display, links in bound.value.linksHeldBack(display: display, links) },
+                resumed: { display, links in bound.value.linksResumed(display: display, links) }
             )
         )
         helperThreads = self.fanOutThreads > 1 ? engine.startHelperThreads() : nil

@@ -224,6 +224,38 @@ import Testing
         #expect(server.core.announcedHeldBack.isEmpty)
     }
 
+    @Test("a burst of held-back links is announced a bounded number of watch lines a turn, the rest 1 ms later, in order")
+    func aBurstOfHeldBackLinksIsAnnouncedInBoundedTurns() throws {
+        let server = ServerHarness()
+        // 64 watches on four connections: a turn announces 2,048 / 64 = 32 links.
+        let watchers = try (0..<4).map { _ in try server.connect(Peers.root) }
+        for watcher in watchers { for _ in 0..<16 { _ = try watcher.result(.watch) } }
+        #expect(server.core.watchers.count == 64)
+        let app = try server.connect(Peers.root)
+        let links = try (0..<40).map { _ in try app.register(120, 120, 120, extra: #","highFrameRate":true"#) }
+        // Every link answers its first tick, then leaves the next one (the same vsync's for all) unanswered.
+        try server.runNextVsync()
+        for tick in try Self.ticks(app.lines()) {
+            try app.send(notificationLine(.frameDone, #"{"link":\#(tick.link.rawValue),"sequence":\#(tick.sequence)}"#))
+        }
+        try server.runNextVsync()
+        #expect(Set(try Self.ticks(app.lines()).map(\.link.rawValue)) == Set(links))
+        for watcher in watchers { _ = try watcher.lines() }
+        var first: [LinkState] = []
+        for _ in 0..<240 where first.isEmpty {
+            try server.runNextVsync()
+            first = try Self.linkUpdates(watchers[0])
+        }
+        // Each announcement is a line to each of the connection's 16 watches.
+        #expect(first.count == 32 * 16 && Set(first.map(\.link.rawValue)).count == 32, "\(first.count) lines")
+        #expect(server.core.pendingAnnouncements.count == 8)
+        server.loop.advanceTime(by: .milliseconds(1))
+        let rest = try Self.linkUpdates(watchers[0])
+        #expect(rest.count == 8 * 16)
+        #expect(Set((first + rest).map(\.link.rawValue)) == Set(links) && (first + rest).allSatisfy { $0.awaitingFrame != nil })
+        #expect(server.core.pendingAnnouncements.isEmpty)
+    }
+
     @Test("a watcher hears when a link is held back for 1 s and when it ticks again (linkUpdated, with and without awaitingFrame); the journal says both")
     func watchersHearAHeldBackLinkAndItsResumption() throws {
         let log = RecordingLogHandler()
