@@ -1,5 +1,4 @@
 package import FrameRateModel
-import NIOCore
 
 /// The links the tick plane found held back or resumed, announced to watchers and the
 /// journal a bounded number a loop turn.
@@ -45,12 +44,6 @@ extension CompositorCore {
             }
             announced += 1
         }
-        guard !pendingAnnouncements.isEmpty, !announcementsContinue else { return }
-        announcementsContinue = true
-        let loop = NIOLoopBound(self, eventLoop: eventLoop)
-        eventLoop.scheduleTask(in: .milliseconds(1)) {
-            loop.value.announcementsContinue = false
-            loop.value.announcePending()
-        }
+        if !pendingAnnouncements.isEmpty { continueInLaterTurn(.announcements) }
     }
 }

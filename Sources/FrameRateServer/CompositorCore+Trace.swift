@@ -101,14 +101,7 @@ extension CompositorCore {
         let share = Swift.max(Self.recordsPerNotification, Self.traceRecordsPerTurn / writable.count)
         var more = false
         for (trace, session) in writable where flush(trace, to: session, budget: share) { more = true }
-        if more, !traceFlushContinues {
-            traceFlushContinues = true
-            let loop = NIOLoopBound(self, eventLoop: eventLoop)
-            eventLoop.scheduleTask(in: .milliseconds(1)) {
-                loop.value.traceFlushContinues = false
-                loop.value.flushTraces()
-            }
-        }
+        if more { continueInLaterTurn(.traceFlush) }
     }
 
     /// Writes up to `budget` of `trace`'s records to `session`: its backlog first, else what

@@ -94,13 +94,11 @@ package final class CompositorCore {
     /// Held-back and resumed links handed over by the tick plane and not announced yet,
     /// oldest first (``announcePending()``).
     var pendingAnnouncements = CircularBuffer<LinkAnnouncement>()
-    /// Whether an announcement turn is scheduled (``announcePending()``).
-    var announcementsContinue = false
     /// Records taken from the recorder and not written yet, per trace: a flush writes at
     /// most ``traceRecordsPerTurn`` records a loop turn (``flushTraces()``).
     var traceBacklogs: [UInt64: TraceBacklog] = [:]
-    /// Whether a flush of the backlogs is scheduled (``flushTraces()``).
-    var traceFlushContinues = false
+    /// The bounded-turn work scheduled to go on in a later turn (``continueInLaterTurn(_:)``).
+    var laterTurnWork: Set<LaterTurnWork> = []
     /// Moves virtual time (`--clock virtual`); `nil` on a monotonic daemon.
     var virtualTime: VirtualTimeKeeper?
 
