@@ -47,23 +47,28 @@ extension CompositorCore {
         emit { _ in event }
     }
 
-    /// Sends every watch the event as its viewer may see it (``Viewer``): `event` runs
-    /// once per viewer scope among the watchers. Each watch's line is encoded on its own
-    /// (it carries its watch id); the cost is bounded by the watch limits (16 per
-    /// connection, 64 per unprivileged user).
+    /// Sends every watch the event as its viewer may see it (``Viewer``): `event` runs,
+    /// and its fields are serialized, once per viewer scope among the watchers
+    /// (``EncodedCompositorEvent``); each watch's line is that copy with its own watch id,
+    /// and a connection's watches get theirs in one write. The cost is bounded by the watch
+    /// limits (16 per connection, 64 per unprivileged user).
     func emit(_ event: (Viewer) -> CompositorEvent) {
         guard !watchers.isEmpty else { return }
         let allocator = ByteBufferAllocator()
-        var seen: [Viewer.Scope: CompositorEvent] = [:]
+        var encoded: [Viewer.Scope: EncodedCompositorEvent] = [:]
+        var lines: [ObjectIdentifier: (session: Session, buffer: ByteBuffer)] = [:]
         for (watch, session) in watchers where session.isWritable {
             let viewer = viewer(of: session)
-            let shown = seen[viewer.scope] ?? event(viewer)
-            seen[viewer.scope] = shown
-            var buffer = allocator.buffer(capacity: 256)
-            JSONRPCOutboundMessage.notification(method: V1Method.event.rawValue, params: shown.params(watch: watch))
-                .writeLine(into: &buffer)
-            session.write(buffer)
+            let shown = encoded[viewer.scope] ?? EncodedCompositorEvent(event(viewer), allocator: allocator)
+            encoded[viewer.scope] = shown
+            let key = ObjectIdentifier(session)
+            // Room for a line to each of the connection's watches (a viewer's scope is the
+            // connection's, so they all get lines of this length).
+            var pending = lines.removeValue(forKey: key) ?? (session, allocator.buffer(capacity: shown.lineLengthBound * session.watches.count))
+            shown.writeLine(watch: watch, into: &pending.buffer)
+            lines[key] = pending
         }
+        for (session, buffer) in lines.values { session.write(buffer) }
     }
 
     /// Graceful stop (after the tick plane has stopped): refuse new work, tell every client

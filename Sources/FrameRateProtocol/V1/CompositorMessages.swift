@@ -444,9 +444,17 @@ public enum CompositorEvent: Hashable, Sendable {
         }
     }
 
-    /// The notification params for watch `watch`.
+    /// The notification params for watch `watch`: `watch`, then ``fields``.
     public func params(watch: UInt64) -> JSONValue {
-        var object: JSONObject = ["watch": JSONValue(watch), "kind": .string(kind)]
+        var object: JSONObject = ["watch": JSONValue(watch)]
+        for member in fields { object.append(key: member.key, value: member.value) }
+        return .object(object)
+    }
+
+    /// The params' members that every watch gets alike, in order: `kind` first, then the
+    /// kind's own (everything but `watch`).
+    var fields: JSONObject {
+        var object: JSONObject = ["kind": .string(kind)]
         switch self {
         case .refreshRateChanged(let display, let from, let to, let reason, let decision, let at):
             object["display"] = .number(JSONNumber(display.rawValue))
@@ -466,7 +474,7 @@ public enum CompositorEvent: Hashable, Sendable {
             object["display"] = .number(JSONNumber(display.rawValue))
             object["caps"] = caps.jsonValue
         }
-        return .object(object)
+        return object
     }
 
     /// The kinds this version knows, in the order errors list them.
