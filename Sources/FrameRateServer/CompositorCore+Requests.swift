@@ -6,41 +6,55 @@ import NIOCore
 import UntrustedText
 
 extension CompositorCore {
-    /// Handles one line from `session`: a request, a notification or a batch.
-    /// - Returns: the reply line(s), or `nil` when nothing is to be answered.
-    func handle(line: ByteBuffer, from session: Session) -> ByteBuffer? {
-        let inbound = JSONRPCInbound.parse(line: line, configuration: rpcConfiguration)
+    /// Parses one line from a client (a request, a notification or a batch) for
+    /// ``continueLine(_:from:pausingWhen:)``.
+    func beginLine(_ line: ByteBuffer) -> LineInProgress {
+        LineInProgress(JSONRPCInbound.parse(line: line, configuration: rpcConfiguration))
+    }
+
+    /// Executes `line`'s messages from `session`, in order, until all have run or
+    /// `shouldPause` says to stop (asked after each message).
+    /// - Returns: whether the line is finished, and then its reply (`nil`: nothing to answer).
+    func continueLine(_ line: inout LineInProgress, from session: Session, pausingWhen shouldPause: () -> Bool) -> (
+        finished: Bool, reply: ByteBuffer?
+    ) {
         // A whole snapshot (or the OpenRPC document) costs far more than any other call: a
         // batch may ask for one. Trace answers with the whole state too (and a batch could
         // start and stop one 64 times over).
-        var snapshots = 0
-        return inbound.reply(allocator: session.context.channel.allocator) { method, params in
-            let result: Result<JSONRPCInbound.MethodResult, RPCError>
-            if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == V1Method.trace.rawValue
-                || method == OpenRPCDocument.discoverMethod
-            {
-                snapshots += 1
-                if snapshots > 1 {
-                    result = .failure(
-                        .status(
-                            .resourceExhausted,
-                            "a batch may hold one GetState, Watch, Trace or rpc.discover (each returns a whole document); send the others on their own lines"
+        var documents = line.documents
+        line.execution.run(
+            encodingHandler: { method, params in
+                let result: Result<JSONRPCInbound.MethodResult, RPCError>
+                if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == V1Method.trace.rawValue
+                    || method == OpenRPCDocument.discoverMethod
+                {
+                    documents += 1
+                    if documents > 1 {
+                        result = .failure(
+                            .status(
+                                .resourceExhausted,
+                                "a batch may hold one GetState, Watch, Trace or rpc.discover (each returns a whole document); send the others on their own lines"
+                            )
                         )
-                    )
-                } else if method == V1Method.getState.rawValue {
-                    result = Result { () throws(RPCError) in
-                        _ = try ParamReader(params, allowed: [])
-                        return .encoded(encodedState(for: viewer(of: session)))
+                    } else if method == V1Method.getState.rawValue {
+                        result = Result { () throws(RPCError) in
+                            _ = try ParamReader(params, allowed: [])
+                            return .encoded(encodedState(for: viewer(of: session)))
+                        }
+                    } else {
+                        result = dispatch(method: method, params: params, session: session).map { .value($0) }
                     }
                 } else {
                     result = dispatch(method: method, params: params, session: session).map { .value($0) }
                 }
-            } else {
-                result = dispatch(method: method, params: params, session: session).map { .value($0) }
-            }
-            if case .failure(let error) = result { logRejection(method: method, error: error, session: session) }
-            return result
-        }
+                if case .failure(let error) = result { logRejection(method: method, error: error, session: session) }
+                return result
+            },
+            pausingWhen: shouldPause
+        )
+        line.documents = documents
+        guard line.execution.isFinished else { return (false, nil) }
+        return (true, line.execution.reply(allocator: session.context.channel.allocator))
     }
 
     /// Logs an error reply, at most 10 per user per 10 s (``UserRejectionLogs``): per

@@ -14,6 +14,9 @@ import NIOCore
 ///   continuation due at once would starve the other connections' reads). Resuming after
 ///   the connection drained its replies goes through the same delayed continuation, never
 ///   straight from the task that reports the drain;
+/// - a batch is executed between those checks too: when the budget runs out in the middle
+///   of one, the rest of its messages wait for the connection's next turn
+///   (``LineInProgress``), and its reply is written once all have run;
 /// - an unprivileged user over its share of the loop's time or its reply rate
 ///   (``UserPacing``, across all its connections) has its next request wait until that is
 ///   paid off; each request is charged the loop time it took and the reply bytes it made;
@@ -38,6 +41,9 @@ final class SessionHandler: ChannelDuplexHandler {
     private var session: Session?
     /// Lines read and not yet handled.
     private var queue = CircularBuffer<NDJSONFrame>(initialCapacity: 4)
+    /// The line being handled, when its messages span turns of the loop (a batch that
+    /// outlasted a turn's budget); it goes on before anything else of this connection.
+    private var lineInProgress: LineInProgress?
     /// A read NIO asked for while paused; issued on resume.
     private var readWanted = false
     private var continuationScheduled = false
@@ -93,6 +99,9 @@ final class SessionHandler: ChannelDuplexHandler {
     ///   connection is being closed anyway.
     private func handOver(context: ChannelHandlerContext) -> EventLoopFuture<[UInt8]?> {
         guard !closing, !inputClosed else { return context.eventLoop.makeSucceededFuture(nil) }
+        // A line half executed cannot be handed over as bytes (its first messages would
+        // run twice): it is finished here, and its reply written, before the handover.
+        if let session { _ = continueLineInProgress(of: session, pausingWhen: { false }) }
         handingOver = true
         var pending: [UInt8] = []
         for case .line(let line) in queue {
@@ -140,47 +149,51 @@ final class SessionHandler: ChannelDuplexHandler {
         guard let session, !closing, !handingOver else { return }
         if session.writer.isClosed {
             // The peer is gone (a send failed): nothing it asked for can be answered.
-            queue.removeAll()
+            abandonLines(of: session)
             closing = true
             Self.closeOnALaterTurn(context.channel)
             return
         }
         var budget = core.configuration.limits.requestsPerTurn
         let started = core.wallNow()
-        while budget > 0, session.isWritable, started.duration(to: core.wallNow()) < Self.turnBudget, let frame = queue.first {
-            if case .line = frame, let delay = core.pacingDelay(of: session) {
-                // Over its user's share: the rest waits (and nothing more is read) until paid off.
-                let wait = WireTime.nanoseconds(of: delay)
-                scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
-                return
+        let turnOver = { started.duration(to: self.core.wallNow()) >= Self.turnBudget }
+        while true {
+            if lineInProgress == nil {
+                guard budget > 0, session.isWritable, !turnOver(), let frame = queue.first else { break }
+                if case .line = frame, let delay = core.pacingDelay(of: session) {
+                    // Over its user's share: the rest waits (and nothing more is read) until paid off.
+                    let wait = WireTime.nanoseconds(of: delay)
+                    scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
+                    return
+                }
+                queue.removeFirst()
+                budget -= 1
+                switch frame {
+                case .line(let line):
+                    session.writer.beginReply()
+                    lineInProgress = core.beginLine(line)
+                case .oversized(let limit):
+                    closing = true
+                    queue.removeAll()
+                    core.rejectOversizedLine(limit: limit, from: session)
+                    let error = JSONRPCOutboundMessage.response(
+                        id: nil, result: .failure(.invalidRequest(detail: "line longer than \(limit) bytes; the connection is closed"))
+                    )
+                    var buffer = context.channel.allocator.buffer(capacity: 256)
+                    error.writeLine(into: &buffer)
+                    session.write(buffer)
+                    closeWhenDrained(context: context, session: session)
+                    return
+                }
             }
-            queue.removeFirst()
-            budget -= 1
-            switch frame {
-            case .line(let line):
-                let began = core.wallNow()
-                session.writer.beginReply()
-                let reply = core.handle(line: line, from: session)
-                session.writer.endReply(reply)
-                core.charge(session, loopTime: began.duration(to: core.wallNow()), replyBytes: reply?.readableBytes ?? 0)
-                core.virtualTimeMayAdvance()
-            case .oversized(let limit):
-                closing = true
-                queue.removeAll()
-                core.rejectOversizedLine(limit: limit, from: session)
-                let error = JSONRPCOutboundMessage.response(
-                    id: nil, result: .failure(.invalidRequest(detail: "line longer than \(limit) bytes; the connection is closed"))
-                )
-                var buffer = context.channel.allocator.buffer(capacity: 256)
-                error.writeLine(into: &buffer)
-                session.write(buffer)
-                closeWhenDrained(context: context, session: session)
-                return
-            }
+            // A line begun runs on whatever the connection's writer says, as it did when a
+            // line ran in one piece: its work is bounded by the batch limit, and its reply
+            // is queued like any other. At least one of its messages runs per turn.
+            guard continueLineInProgress(of: session, pausingWhen: turnOver) else { break }
         }
-        if !queue.isEmpty {
+        if lineInProgress != nil || !queue.isEmpty {
             // Over budget: let the loop serve others first. Unwritable: wait for the resume.
-            if session.isWritable { scheduleContinuation(context: context) }
+            if lineInProgress != nil || session.isWritable { scheduleContinuation(context: context) }
             return
         }
         if inputClosed {
@@ -190,6 +203,34 @@ final class SessionHandler: ChannelDuplexHandler {
         if readWanted && session.isWritable {
             readWanted = false
             context.read()
+        }
+    }
+
+    /// Runs the line in progress until it is finished or `shouldPause` says to stop (asked
+    /// after each message), charges its user the loop time, and once it is finished writes
+    /// its reply (with the ticks held back meanwhile).
+    /// - Returns: whether the line is finished.
+    private func continueLineInProgress(of session: Session, pausingWhen shouldPause: () -> Bool) -> Bool {
+        guard var line = lineInProgress else { return true }
+        lineInProgress = nil
+        let began = core.wallNow()
+        let (finished, reply) = core.continueLine(&line, from: session, pausingWhen: shouldPause)
+        if finished {
+            session.writer.endReply(reply)
+        } else {
+            lineInProgress = line
+        }
+        core.charge(session, loopTime: began.duration(to: core.wallNow()), replyBytes: reply?.readableBytes ?? 0)
+        core.virtualTimeMayAdvance()
+        return finished
+    }
+
+    /// Drops the queued lines and the line in progress (its reply is never written).
+    private func abandonLines(of session: Session?) {
+        queue.removeAll()
+        if lineInProgress != nil {
+            lineInProgress = nil
+            session?.writer.endReply(nil)
         }
     }
 
@@ -207,7 +248,7 @@ final class SessionHandler: ChannelDuplexHandler {
     /// Reads only when every queued line is handled and replies can be written.
     func read(context: ChannelHandlerContext) {
         guard !handingOver else { return }
-        guard let session, queue.isEmpty, session.isWritable else {
+        guard let session, queue.isEmpty, lineInProgress == nil, session.isWritable else {
             readWanted = true
             return
         }
@@ -220,7 +261,7 @@ final class SessionHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let timedOut = event as? PartialLineTimeoutHandler.PartialLineTimedOut, let session, !closing {
             closing = true
-            queue.removeAll()
+            abandonLines(of: session)
             core.rejectPartialLine(timeout: timedOut.timeout, from: session)
             var buffer = context.channel.allocator.buffer(capacity: 256)
             JSONRPCOutboundMessage.response(
@@ -234,7 +275,11 @@ final class SessionHandler: ChannelDuplexHandler {
         if case ChannelEvent.inputClosed = event, let session {
             inputClosed = true
             // A last line without `\n` arrives with the end of stream, without a read-complete.
-            if queue.isEmpty { closeIfIdle(context: context, session: session) } else { drain(context: context) }
+            if queue.isEmpty && lineInProgress == nil {
+                closeIfIdle(context: context, session: session)
+            } else {
+                drain(context: context)
+            }
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -262,9 +307,9 @@ final class SessionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        abandonLines(of: session)
         if let session { core.close(session) }
         session = nil
-        queue.removeAll()
         context.fireChannelInactive()
     }
 

@@ -32,16 +32,9 @@ extension JSONRPCInbound {
         allocator: ByteBufferAllocator = ByteBufferAllocator(),
         encodingHandler handler: (_ method: String, _ params: JSONValue?) -> Result<MethodResult, RPCError>
     ) -> ByteBuffer? {
-        let responses = self.responses(encodingHandler: handler)
-        guard !responses.isEmpty else { return nil }
-        var buffer = allocator.buffer(capacity: 256)
-        switch self {
-        case .batch:
-            JSONRPCOutboundMessage.writeBatchLine(responses, into: &buffer)
-        case .single, .batchTooLarge:
-            responses[0].writeLine(into: &buffer)
-        }
-        return buffer
+        var execution = Execution(self)
+        execution.run(encodingHandler: handler, pausingWhen: { false })
+        return execution.reply(allocator: allocator)
     }
 
     /// Executes every request and notification with `handler` (in order) and returns the
@@ -56,17 +49,12 @@ extension JSONRPCInbound {
     public func responses(
         encodingHandler handler: (_ method: String, _ params: JSONValue?) -> Result<MethodResult, RPCError>
     ) -> [JSONRPCOutboundMessage] {
-        switch self {
-        case .single(let message):
-            return Self.respond(to: message, handler: handler).map { [$0] } ?? []
-        case .batch(let messages):
-            return messages.compactMap { Self.respond(to: $0, handler: handler) }
-        case .batchTooLarge(let count, let limit):
-            return [.response(id: nil, result: .failure(.batchTooLarge(count: count, limit: limit)))]
-        }
+        var execution = Execution(self)
+        execution.run(encodingHandler: handler, pausingWhen: { false })
+        return execution.responses
     }
 
-    private static func respond(
+    static func respond(
         to message: JSONRPCInboundMessage,
         handler: (String, JSONValue?) -> Result<MethodResult, RPCError>
     ) -> JSONRPCOutboundMessage? {
