@@ -197,6 +197,78 @@ def churn(args):
     print(json.dumps({"cycles": count}), flush=True)
 
 
+def update_batches(args):
+    """The per-user limits' worth of links (--links over connections of 60) and watches (64,
+    16 a connection, their events read), then batches of 128 Updates of its own links, each
+    a new range (so each re-arbitrates and is announced to every watch), replies read."""
+    links = []
+    for offset in range(0, args.links, 60):
+        sock = connect(args.socket)
+        reader = sock.makefile("rb")
+        # One batch line per connection. Paused until every connection is read below.
+        count = min(60, args.links - offset)
+        requests = [register_line(index + 1, 10 + (offset + index) % 110, 120, 10 + (offset + index) % 110, paused=True).strip()
+                    for index in range(count)]
+        sock.sendall(b"[" + b",".join(requests) + b"]\n")
+        for reply in json.loads(reader.readline()):
+            if "result" in reply:
+                links.append((sock, reply["result"]["link"]))
+    watchers = []
+    for _ in range(4):
+        sock = connect(args.socket)
+        reader = sock.makefile("rb")
+        for ident in range(16):
+            reply = call(sock, reader, b'{"jsonrpc":"2.0","id":%d,"method":"framerate.v1.Compositor/Watch"}\n' % (ident + 1))
+            if "result" not in reply:
+                break
+        sock.setblocking(False)
+        watchers.append(sock)
+    owner = links[0][0]
+    own = [link for sock, link in links if sock is owner]
+    # Every connection is read: the links tick, and a client that leaves its ticks unread is closed.
+    readers = list({id(sock): sock for sock, _ in links}.values()) + watchers
+    for each in readers:
+        each.setblocking(False)
+    for each in readers[:-len(watchers)]:
+        mine = [link for owner_socket, link in links if owner_socket is each]
+        each.sendall(("[" + ",".join(json.dumps({"jsonrpc": "2.0", "id": link, "method": "framerate.v1.DisplayLink/Update",
+                                                  "params": {"link": link, "paused": False}}) for link in mine) + "]\n").encode())
+    sock = owner
+    deadline = time.monotonic() + args.seconds
+    sent = received = batches = 0
+    pending = memoryview(b"")
+    while time.monotonic() < deadline:
+        readable, writable, _ = select.select(readers, [sock], [], 0.05)
+        if writable and not pending:
+            requests = []
+            for index in range(128):
+                rate = 10 + (batches * 128 + index) % 110
+                requests.append(json.dumps({"jsonrpc": "2.0", "id": index + 1, "method": "framerate.v1.DisplayLink/Update",
+                                            "params": {"link": own[index % len(own)], "range": {"minimum": rate, "maximum": 120, "preferred": rate}}},
+                                           separators=(",", ":")))
+            pending = memoryview(("[" + ",".join(requests) + "]\n").encode())
+            batches += 1
+        if writable:
+            try:
+                count = sock.send(pending)
+                sent += count
+                pending = pending[count:]
+            except BlockingIOError:
+                pass
+            except OSError:
+                break
+        for ready in readable:
+            try:
+                chunk = ready.recv(1 << 20)
+                if ready is sock:
+                    received += len(chunk)
+            except BlockingIOError:
+                pass
+            except OSError:
+                readers.remove(ready)
+    print(json.dumps({"links": len(links), "batches": batches, "sent": sent, "received": received}), flush=True)
+
+
 def partial_lines(args):
     """--connections connections, each sending 1 MiB with no newline, in waves until --seconds."""
     chunk = b"x" * 65536
@@ -241,7 +313,7 @@ def main():
     args = parser.parse_args()
     roles = {
         "victim": victim, "prober": prober, "holder": holder, "watches": watches, "churn": churn,
-        "partial-lines": partial_lines,
+        "partial-lines": partial_lines, "update-batches": update_batches,
         "getstate-read": lambda a: flood(a, GET_STATE),
         "getstate-unread": lambda a: flood(a, GET_STATE, read=False),
         "getstate-batch": lambda a: flood(a, GET_STATE, batch=128),

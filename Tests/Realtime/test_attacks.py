@@ -38,6 +38,7 @@ ATTACKS = {
     "health-flood-unread": (["health-unread"], False),
     "register-invalidate-churn": (["churn"], False),
     "200-connections-1-mib-without-newline": (["partial-lines"], False),
+    "update-batches-of-128-with-64-watches": (["update-batches"], False),
 }
 
 
