@@ -74,6 +74,11 @@ package final class CompositorCore {
     var traceLogs = UserRejectionLogs<MonotonicClock.Instant>()
     /// "requests paced" lines, at most one per user per 10 s.
     var pacingLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
+    /// Each unprivileged user's connections that do not read their replies; past the limit
+    /// its other connections' requests wait.
+    var unreadReplies = UnreadReplyLimit(limit: ServerConfiguration.Limits.unreadConnectionsPerUser)
+    /// "requests wait for unread replies" lines, at most one per user per 10 s.
+    var unreadReplyLogs = UserRejectionLogs<MonotonicClock.Instant>(burst: 1, window: .seconds(10))
     /// The tick plane's late wake-ups since start, and the limit on the journal lines that
     /// say so (``tickPlaneLate(lateness:busy:)``).
     var lateWakeTotal: UInt64 = 0
@@ -254,6 +259,7 @@ package final class CompositorCore {
             return
         }
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
+        if !session.isPrivileged { resume(unreadReplies.closed(session.owner, uid: session.peer.uid)) }
         for watch in session.watches { watchers[watch] = nil }
         endTraces(of: session.owner)
         usage.add(session.peer.uid, connections: -1, watches: -session.watches.count)
@@ -321,10 +327,19 @@ package final class CompositorCore {
     }
 
     /// A writer crossed its high-water mark or drained (reported by the writer, hopped here):
-    /// a connection whose reads were paused for it resumes.
+    /// a connection whose reads were paused for it resumes, and so do its user's connections
+    /// that waited for its unread replies (``UnreadReplyLimit``).
     func writabilityChanged(owner: OwnerID, writable: Bool) {
-        guard writable, let session = sessions[owner] else { return }
-        session.resume?()
+        guard let session = sessions[owner] else { return }
+        if !session.isPrivileged {
+            resume(unreadReplies.writabilityChanged(of: owner, uid: session.peer.uid, writable: writable))
+        }
+        if writable { session.resume?() }
+    }
+
+    /// Resumes the connections `owners` (those still open).
+    func resume(_ owners: Set<OwnerID>) {
+        for owner in owners { sessions[owner]?.resume?() }
     }
 
     /// The tick plane gave up on a connection that stopped reading.

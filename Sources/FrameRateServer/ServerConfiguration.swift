@@ -108,6 +108,10 @@ public struct ServerConfiguration: Sendable {
         /// How long a connection may stay unwritable (not reading its ticks) before
         /// it is disconnected. Default 5 s.
         public var unwritableTimeout: Duration
+        /// Connections of one unprivileged user that may hold unread replies (their
+        /// writers above the high-water mark) before its other connections' requests wait
+        /// (``UnreadReplyLimit``). Fixed.
+        public static let unreadConnectionsPerUser = 8
         /// Outbound bytes queued for a connection above which it counts as unwritable
         /// and its ticks are dropped (counted in `skipped`). Default 64 KiB.
         public var outboundHighWater: Int

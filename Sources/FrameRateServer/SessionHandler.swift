@@ -22,7 +22,9 @@ import NIOCore
 ///   paid off; each request is charged the loop time it took and the reply bytes it made;
 /// - while the connection's writer is above its high-water mark (the client is not
 ///   reading), no request is handled and nothing more is read: the kernel's socket
-///   buffer, then the client's own `send`, absorb the flood;
+///   buffer, then the client's own `send`, absorb the flood; and while an unprivileged
+///   user has ``UnreadReplyLimit/limit`` other such connections, this one's next request
+///   waits too (``UnreadReplyLimit``), so its unread replies cannot pile up;
 /// - reads are paused while lines are queued, so the queue holds at most one read's worth.
 final class SessionHandler: ChannelDuplexHandler {
     typealias InboundIn = NDJSONFrame
@@ -166,6 +168,9 @@ final class SessionHandler: ChannelDuplexHandler {
                     scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
                     return
                 }
+                // Too many of its user's connections hold unread replies: the core resumes
+                // this one when one of them reads or closes.
+                if case .line = frame, core.mustWaitForUnreadReplies(session) { return }
                 queue.removeFirst()
                 budget -= 1
                 switch frame {
@@ -217,6 +222,7 @@ final class SessionHandler: ChannelDuplexHandler {
         let (finished, reply) = core.continueLine(&line, from: session, pausingWhen: shouldPause)
         if finished {
             session.writer.endReply(reply)
+            core.noteUnread(session)
         } else {
             lineInProgress = line
         }

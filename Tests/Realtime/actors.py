@@ -269,6 +269,37 @@ def update_batches(args):
     print(json.dumps({"links": len(links), "batches": batches, "sent": sent, "received": received}), flush=True)
 
 
+def unread_connections(args):
+    """--connections connections, each sending four GetStates and never reading; a connection
+    the daemon closes is replaced, until --seconds."""
+    payload = GET_STATE * 4
+    sockets, opened = [], 0
+    deadline = time.monotonic() + args.seconds
+    while time.monotonic() < deadline:
+        while len(sockets) < args.connections:
+            try:
+                sock = connect(args.socket)
+                sock.sendall(payload)
+                sock.setblocking(False)
+            except OSError:
+                break
+            sockets.append(sock)
+            opened += 1
+        time.sleep(0.2)
+        alive = []
+        for sock in sockets:
+            try:
+                # Whatever the daemon sent is still unread: a closed one shows as an error
+                # on peek only once its data is gone, so look for a hang-up instead.
+                if select.select([], [], [sock], 0)[2]:
+                    raise OSError
+                alive.append(sock)
+            except OSError:
+                sock.close()
+        sockets = alive
+    print(json.dumps({"opened": opened}), flush=True)
+
+
 def partial_lines(args):
     """--connections connections, each sending 1 MiB with no newline, in waves until --seconds."""
     chunk = b"x" * 65536
@@ -313,7 +344,7 @@ def main():
     args = parser.parse_args()
     roles = {
         "victim": victim, "prober": prober, "holder": holder, "watches": watches, "churn": churn,
-        "partial-lines": partial_lines, "update-batches": update_batches,
+        "partial-lines": partial_lines, "update-batches": update_batches, "unread-connections": unread_connections,
         "getstate-read": lambda a: flood(a, GET_STATE),
         "getstate-unread": lambda a: flood(a, GET_STATE, read=False),
         "getstate-batch": lambda a: flood(a, GET_STATE, batch=128),

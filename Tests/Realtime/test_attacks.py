@@ -142,3 +142,36 @@ def test_a_root_link_keeps_its_ticks_and_control_calls_stay_fast(daemon, attack)
     finally:
         for actor in actors:
             actor.stop()
+
+
+def resident_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def test_unread_replies_do_not_pile_up_in_the_daemon(daemon):
+    """250 connections of one user each ask for GetState (about 1 MB with 3,000 links held
+    by others) and never read: at most 8 of a user's connections may hold unread replies,
+    the others' requests wait. Before that limit the daemon grew by about 275 MB in 4 s
+    (docs/security.md); the bound here is loose."""
+    directory, path, process = daemon
+    actors = []
+    try:
+        holder = Actor(directory, "holder", path, WINDOW + 20, False, "--links", "3000")
+        actors.append(holder)
+        assert holder.line(60)["ready"]
+        before = resident_kib(process.pid)
+        attacker = Actor(directory, "unread-connections", path, WINDOW, True, "--connections", "250")
+        actors.append(attacker)
+        peak = before
+        deadline = time.monotonic() + WINDOW
+        while time.monotonic() < deadline:
+            peak = max(peak, resident_kib(process.pid))
+            time.sleep(0.1)
+        print(f"\nunread replies: daemon RSS {before} KiB before, peak {peak} KiB; attacker {attacker.line(WINDOW + 30)}")
+        assert peak - before < 120 * 1024, (before, peak)
+        assert process.poll() is None, "the daemon died"
+        assert answers(path), "the daemon no longer answers"
+    finally:
+        for actor in actors:
+            actor.stop()
