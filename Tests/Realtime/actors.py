@@ -43,6 +43,17 @@ def register_line(ident, minimum, maximum, preferred, entitled=False, paused=Fal
                         "params": params}, separators=(",", ":")) + "\n").encode()
 
 
+def send_pending(sock, pending):
+    """Sends what the non-blocking `sock` takes of `pending` (a memoryview); returns the
+    rest, or None when the connection failed."""
+    try:
+        return pending[sock.send(pending):]
+    except BlockingIOError:
+        return pending
+    except OSError:
+        return None
+
+
 def victim(args):
     """A 120 Hz link; records when each tick arrives."""
     sock = connect(args.socket)
@@ -134,14 +145,11 @@ def flood(args, line, batch=1, read=True):
         if writable:
             if not pending:
                 pending = memoryview(payload)
-            try:
-                count = sock.send(pending)
-                sent += count
-                pending = pending[count:]
-            except BlockingIOError:
-                pass
-            except OSError:
+            rest = send_pending(sock, pending)
+            if rest is None:
                 break
+            sent += len(pending) - len(rest)
+            pending = rest
         if readable:
             try:
                 chunk = sock.recv(1 << 20)
@@ -249,14 +257,11 @@ def update_batches(args):
             pending = memoryview(("[" + ",".join(requests) + "]\n").encode())
             batches += 1
         if writable:
-            try:
-                count = sock.send(pending)
-                sent += count
-                pending = pending[count:]
-            except BlockingIOError:
-                pass
-            except OSError:
+            rest = send_pending(sock, pending)
+            if rest is None:
                 break
+            sent += len(pending) - len(rest)
+            pending = rest
         for ready in readable:
             try:
                 chunk = ready.recv(1 << 20)
