@@ -64,7 +64,8 @@ public struct PendingRateChange: Hashable, Sendable {
     public let rate: Double
     /// The vsync it takes effect at, as the time since the compositor's start
     /// (``Compositor/start``; ``Compositor/instant(sinceStart:)`` gives the instant).
-    /// A driver that wakes late applies it at the first vsync it processes after this.
+    /// A driver that wakes late still applies a decrease at this vsync (the new grid starts
+    /// here, as the ticks' timelines promised), then goes on to the vsync it woke for.
     public let at: Duration
 }
 

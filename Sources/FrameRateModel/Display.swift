@@ -715,13 +715,47 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         earliest.map { Swift.min($0, due) } ?? due
     }
 
+    /// A decided decrease due at a vsync that a late wake-up passed over (`now` is a whole
+    /// period or more after it) is applied at that vsync, and the new grid starts there,
+    /// as the ticks' timelines promised (``pendingChangeVsync()``); applied at the vsync
+    /// processed instead, it moved the whole new grid by up to a period, and no tick's
+    /// `skipped` said so. Nothing is applied early when a boost's end or a velocity
+    /// report's expiry, which re-arbitrate, are due at or before it (`dues`): then the
+    /// change is taken at the processed vsync, as before.
+    /// - Returns: when the timeline moved to that vsync, the vsync, the change applied there
+    ///   and the vsyncs missed before it.
+    private mutating func applyDecreasePassedOver(before now: C.Instant, unlessDue dues: [UInt64?]) -> (
+        vsync: VsyncTimeline<C.Instant>.Vsync, change: RefreshRateChange?, missed: UInt64
+    )? {
+        guard let due = pendingChangeVsync(), due.index > timeline.last.index,
+            timeline.vsync(index: due.index).instant.advanced(by: timeline.period) <= now,
+            !dues.contains(where: { $0.map { $0 <= due.index } ?? false })
+        else { return nil }
+        let (passed, missed) = timeline.advance(toIndex: due.index)
+        let change = governor.vsync(at: passed.instant)
+        if let change {
+            timeline.changeRate(to: change.to)
+            recomputeCadences()
+        }
+        return (passed, change, missed)
+    }
+
     /// Processes the vsync due at or before `now`.
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
         // The vsync a boost's end is due at, by index, as ``nextEventfulVsync`` schedules it
         // (an end between two vsyncs is processed at the first one after it).
         let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
         let velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
-        let (vsync, missed) = timeline.advance(to: now)
+        let passedChange = applyDecreasePassedOver(before: now, unlessDue: [boostDue?.1, velocityDue?.1])
+        let vsync: VsyncTimeline<C.Instant>.Vsync
+        let missed: UInt64
+        if let passedChange, timeline.next.instant > now {
+            // The change's own vsync is the latest at or before `now` on the new grid.
+            (vsync, missed) = (passedChange.vsync, passedChange.missed)
+        } else {
+            let (after, missedAfter) = timeline.advance(to: now)
+            (vsync, missed) = (after, passedChange.map { $0.missed + 1 + missedAfter } ?? missedAfter)
+        }
         // A boost ending at or before this vsync re-arbitrates first, at its own end.
         if let (end, due) = boostDue, due <= vsync.index { expireBoosts(through: Swift.max(vsync.instant, origin.advanced(by: end))) }
         if let (end, due) = velocityDue, due <= vsync.index {
@@ -734,7 +768,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             timeline.changeRate(to: change.to)
             recomputeCadences()
         }
-        if change != nil || panelChange != nil, let holding = panelChange?.decision ?? panel.target {
+        if change != nil || passedChange?.change != nil || panelChange != nil, let holding = panelChange?.decision ?? panel.target {
             holdResidency(holding, rate: panelRate, at: time)
         }
         let presentations = pendingFrames.isEmpty ? [] : showFrames(at: time, vsync: vsync.instant)
@@ -812,7 +846,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
-            rateChange: change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
+            rateChange: change ?? passedChange?.change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
             heldBack: heldBack, resumed: resumed
         )
     }

@@ -92,6 +92,17 @@ public struct VsyncTimeline<Instant: InstantProtocol>: Sendable where Instant.Du
         return (last, missed)
     }
 
+    /// Moves to vsync `index` (at least one past the last) on the current grid, as
+    /// ``advance(to:)`` would at that vsync's instant, without the floating-point division
+    /// that can land one short of it.
+    /// - Returns: the vsync and how many vsyncs before it were missed.
+    public mutating func advance(toIndex index: UInt64) -> (vsync: Vsync, missed: UInt64) {
+        let index = max(last.index + 1, index)
+        let missed = index - last.index - 1
+        last = vsync(index: index)
+        return (last, missed)
+    }
+
     /// Moves ``last`` to the latest vsync at or before `now` without reporting it: for a
     /// driver that did not wake for vsyncs at which nothing happened, so that the next
     /// vsync is after `now` again. Never moves backwards.

@@ -139,6 +139,52 @@ struct FrameTimelineTests {
         #expect(!close(newPeriod, period120))
     }
 
+    @Test(
+        "a late wake-up that passes over a decided decrease's vsync keeps the new grid the timelines promised",
+        arguments: [Duration.milliseconds(1), .milliseconds(9), .milliseconds(30)]
+    )
+    func lateWakeKeepsThePromisedGrid(lateBy extra: Duration) throws {
+        var harness = Harness()
+        let link = try harness.registerTimed(try FrameRateRange(minimum: 40, maximum: 120, preferred: 0), timelines: 7)
+        let holder = try harness.registerTimed(range120, timelines: 1)
+        try harness.run(seconds: 0.1)
+        _ = try harness.compositor.update(link: holder, owner: harness.owner, paused: true, at: harness.clock.now)
+        let pending = try #require(harness.compositor.snapshot[0].decision.pending)
+        let due = harness.compositor.instant(sinceStart: pending.at)
+        // Step every vsync before the change, keeping the link's ticks.
+        var ticks: [Tick<ManualClock.Instant>] = []
+        while try harness.compositor.nextVsync(of: harness.display) < due {
+            harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
+            ticks += try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true }).ticks.filter { $0.link == link }
+        }
+        let promised = try #require(ticks.last).timelines(sentAt: try #require(ticks.last).timestamp).map(\.deadline)
+        #expect(promised.contains(due))
+        // Wake a whole 120 Hz period (and `extra`) after the change's vsync: it is passed over.
+        harness.clock.advance(to: due.advanced(by: period120 + extra))
+        let late = try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true })
+        #expect(late.rateChange?.to == pending.rate)
+        #expect(late.vsync <= harness.clock.now)
+        ticks += late.ticks.filter { $0.link == link }
+        for _ in 0..<8 {
+            harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
+            ticks += try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true }).ticks.filter { $0.link == link }
+        }
+        let stamps = Set(ticks.map(\.timestamp))
+        // The new grid starts at the change's own vsync: every vsync of it from then on is at
+        // due + k × the new period, so each promised deadline that the late wake-up did not
+        // pass over is a later tick's timestamp.
+        let kept = promised.filter { $0 >= late.vsync }
+        #expect(!kept.isEmpty)
+        // The change's own vsync was processed (late) unless the wake-up came after the new
+        // grid's next one; then the link's tick says it skipped it.
+        let lateTick = try #require(late.ticks.first { $0.link == link })
+        #expect(late.vsync == due ? lateTick.skipped == 0 : lateTick.skipped >= 1)
+        for deadline in kept where deadline <= ticks.last!.timestamp {
+            #expect(stamps.contains(deadline), "promised deadline \(deadline) is no tick's timestamp")
+        }
+        #expect(ticks.allSatisfy { $0.timestamp <= harness.clock.now })
+    }
+
     @Test("Present with vsyncId shows at that timeline's presentation time; no hitch when on time")
     func presentAimed() throws {
         var harness = Harness()
