@@ -719,23 +719,25 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// period or more after it) is applied at that vsync, and the new grid starts there,
     /// as the ticks' timelines promised (``pendingChangeVsync()``); applied at the vsync
     /// processed instead, it moved the whole new grid by up to a period, and no tick's
-    /// `skipped` said so. Nothing is applied early when a boost's end or a velocity
-    /// report's expiry, which re-arbitrate, are due at or before it (`dues`): then the
-    /// change is taken at the processed vsync, as before.
+    /// `skipped` said so. Residency changes hands at that vsync too. Nothing is applied
+    /// early when a boost's end or a velocity report's expiry (vsync indices `boostDue`,
+    /// `velocityDue`), which re-arbitrate, are due at or before it: then the change is
+    /// taken at the processed vsync, as before.
     /// - Returns: when the timeline moved to that vsync, the vsync, the change applied there
     ///   and the vsyncs missed before it.
-    private mutating func applyDecreasePassedOver(before now: C.Instant, unlessDue dues: [UInt64?]) -> (
+    private mutating func applyDecreasePassedOver(before now: C.Instant, unlessDue boostDue: UInt64?, _ velocityDue: UInt64?) -> (
         vsync: VsyncTimeline<C.Instant>.Vsync, change: RefreshRateChange?, missed: UInt64
     )? {
         guard let due = pendingChangeVsync(), due.index > timeline.last.index,
             timeline.vsync(index: due.index).instant.advanced(by: timeline.period) <= now,
-            !dues.contains(where: { $0.map { $0 <= due.index } ?? false })
+            boostDue.map({ $0 > due.index }) ?? true, velocityDue.map({ $0 > due.index }) ?? true
         else { return nil }
         let (passed, missed) = timeline.advance(toIndex: due.index)
         let change = governor.vsync(at: passed.instant)
         if let change {
             timeline.changeRate(to: change.to)
             recomputeCadences()
+            if let holding = panel.target { holdResidency(holding, rate: panelRate, at: origin.duration(to: passed.instant)) }
         }
         return (passed, change, missed)
     }
@@ -746,7 +748,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // (an end between two vsyncs is processed at the first one after it).
         let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
         let velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
-        let passedChange = applyDecreasePassedOver(before: now, unlessDue: [boostDue?.1, velocityDue?.1])
+        let passedChange = applyDecreasePassedOver(before: now, unlessDue: boostDue?.1, velocityDue?.1)
         let vsync: VsyncTimeline<C.Instant>.Vsync
         let missed: UInt64
         if let passedChange, timeline.next.instant > now {
@@ -768,7 +770,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             timeline.changeRate(to: change.to)
             recomputeCadences()
         }
-        if change != nil || passedChange?.change != nil || panelChange != nil, let holding = panelChange?.decision ?? panel.target {
+        if change != nil || panelChange != nil, let holding = panelChange?.decision ?? panel.target {
             holdResidency(holding, rate: panelRate, at: time)
         }
         let presentations = pendingFrames.isEmpty ? [] : showFrames(at: time, vsync: vsync.instant)

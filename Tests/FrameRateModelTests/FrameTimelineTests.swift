@@ -159,11 +159,17 @@ struct FrameTimelineTests {
         }
         let promised = try #require(ticks.last).timelines(sentAt: try #require(ticks.last).timestamp).map(\.deadline)
         #expect(promised.contains(due))
+        let residencyAtNewRate = { (harness: Harness) in
+            harness.compositor.snapshot(at: harness.clock.now)[0].residency.first { $0.rate == pending.rate }?.time ?? .zero
+        }
+        let before = residencyAtNewRate(harness)
         // Wake a whole 120 Hz period (and `extra`) after the change's vsync: it is passed over.
         harness.clock.advance(to: due.advanced(by: period120 + extra))
         let late = try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true })
         #expect(late.rateChange?.to == pending.rate)
         #expect(late.vsync <= harness.clock.now)
+        // The new rate holds residency from the change's vsync, not from the one processed.
+        #expect(residencyAtNewRate(harness) - before == due.duration(to: harness.clock.now))
         ticks += late.ticks.filter { $0.link == link }
         for _ in 0..<8 {
             harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
