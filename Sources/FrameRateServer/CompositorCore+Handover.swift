@@ -22,6 +22,9 @@ extension CompositorCore {
     /// not reading), is not handed over: it is closed and its client reconnects.
     func prepareHandover(drainTimeout: Duration) -> EventLoopFuture<HandoverPackage> {
         eventLoop.preconditionInEventLoop()
+        // A batch half run cannot be handed over as bytes (its first messages would run
+        // twice), nor finished once requests are refused: it is finished first.
+        for session in sessions.values { session.finishLine?() }
         lifecycle = .handingOver
         let candidates = sessions.values
         let stopped = candidates.map { session in

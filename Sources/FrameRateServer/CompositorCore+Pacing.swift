@@ -30,27 +30,30 @@ extension CompositorCore {
     }
 
     /// Whether `session`'s next request must wait because its user has
-    /// ``UnreadReplyLimit/limit`` other connections that do not read their replies; it is
-    /// resumed once one of them drains or closes. Root, the daemon's user and the admin
+    /// ``UnreadReplyLimit/limit`` other connections holding replies unread or still to
+    /// come; it is resumed once one of them drains, finishes its line or closes. Root, the daemon's user and the admin
     /// group never wait. The journal hears of it (at most one line per user per 10 s).
     func mustWaitForUnreadReplies(_ session: Session) -> Bool {
         guard !session.isPrivileged, unreadReplies.mustWait(session.owner, uid: session.peer.uid) else { return false }
         if case .log(let suppressed) = unreadReplyLogs.admit(uid: session.peer.uid, at: wallNow()) {
             let message =
-                "requests wait: uid \(session.peer.uid) has \(unreadReplies.unreadCount(of: session.peer.uid)) connections that do not read "
-                + "their replies (at most \(unreadReplies.limit) a user); its other connections' requests wait until one reads or "
-                + "closes, none is refused" + (suppressed > 0 ? " (\(suppressed) more waits since the last line)" : "")
+                "requests wait: uid \(session.peer.uid) has \(unreadReplies.unreadCount(of: session.peer.uid)) connections that have not read "
+                + "what they were sent or have a batch under way (at most \(unreadReplies.limit) a user); its other connections' requests "
+                + "wait until one reads, finishes or closes, none is refused" + (suppressed > 0 ? " (\(suppressed) more waits since the last line)" : "")
             logger.info("\(message)", metadata: peerMetadata(session.peer).merging(["event": "requests-wait-unread"]) { $1 })
         }
         return true
     }
 
-    /// The reply just written left `session`'s writer above its high-water mark: count it
-    /// now rather than when the writer's report reaches the loop, so the connections handled
-    /// later in the same turn see it.
-    func noteUnread(_ session: Session) {
-        guard !session.isPrivileged, !session.isWritable else { return }
-        _ = unreadReplies.writabilityChanged(of: session.owner, uid: session.peer.uid, writable: false)
+    /// `session` finished a line or paused one between turns (`lineInProgress`): a paused
+    /// line's reply is still to come, and a finished one may have left the writer above its
+    /// high-water mark. Both count against the user's limit (``UnreadReplyLimit``), the
+    /// latter now rather than when the writer's report reaches the loop, so the
+    /// connections handled later in the same turn see it.
+    func noteReplyPending(_ session: Session, lineInProgress: Bool) {
+        guard !session.isPrivileged else { return }
+        if !session.isWritable { _ = unreadReplies.writabilityChanged(of: session.owner, uid: session.peer.uid, writable: false) }
+        resume(unreadReplies.lineInProgress(of: session.owner, uid: session.peer.uid, lineInProgress))
     }
 
     /// Charges `session`'s user for one request: `loopTime` of the control loop and

@@ -12,6 +12,9 @@ extension CompositorCore {
         virtualTime == nil ? now() : MonotonicClock.now
     }
 
+    /// Whether the daemon runs on a virtual clock (`--clock virtual`).
+    var isVirtualClock: Bool { virtualTime != nil }
+
     /// On a virtual-clock daemon, lets time move now that a request was handled (its reply
     /// written) or a connection closed; on a monotonic daemon, nothing.
     func virtualTimeMayAdvance() {

@@ -31,6 +31,9 @@ final class Session {
     /// Stops reading and handling, and returns the bytes read but not handled (`nil`: the
     /// connection is being closed and cannot be handed over). Set by the session handler.
     var handOver: (() -> EventLoopFuture<[UInt8]?>)?
+    /// Runs the rest of a line whose messages span turns of the loop, and writes its reply:
+    /// before a handover, while every request is still served. Set by the session handler.
+    var finishLine: (() -> Void)?
     /// The socket the writer owns (`nil` for a test sink): what a handover stores.
     var descriptor: Int32? {
         if case .socket(let descriptor) = destination { return descriptor }

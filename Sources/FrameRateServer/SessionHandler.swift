@@ -85,6 +85,10 @@ final class SessionHandler: ChannelDuplexHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         session.resume = { loopBound.value.0.scheduleContinuation(context: loopBound.value.1) }
         session.handOver = { loopBound.value.0.handOver(context: loopBound.value.1) }
+        session.finishLine = {
+            guard let session = loopBound.value.0.session else { return }
+            _ = loopBound.value.0.continueLineInProgress(of: session, pausingWhen: { false })
+        }
         context.fireChannelActive()
         if let pending = adopting?.pendingInput, !pending.isEmpty {
             // What the previous daemon read and did not handle, as if just read: through
@@ -101,9 +105,8 @@ final class SessionHandler: ChannelDuplexHandler {
     ///   connection is being closed anyway.
     private func handOver(context: ChannelHandlerContext) -> EventLoopFuture<[UInt8]?> {
         guard !closing, !inputClosed else { return context.eventLoop.makeSucceededFuture(nil) }
-        // A line half executed cannot be handed over as bytes (its first messages would
-        // run twice): it is finished here, and its reply written, before the handover.
-        if let session { _ = continueLineInProgress(of: session, pausingWhen: { false }) }
+        // The core finished any line in progress first (``Session/finishLine``).
+        assert(lineInProgress == nil, "a line in progress at a handover")
         handingOver = true
         var pending: [UInt8] = []
         for case .line(let line) in queue {
@@ -158,7 +161,9 @@ final class SessionHandler: ChannelDuplexHandler {
         }
         var budget = core.configuration.limits.requestsPerTurn
         let started = core.wallNow()
-        let turnOver = { started.duration(to: self.core.wallNow()) >= Self.turnBudget }
+        // A virtual-clock daemon never pauses a line: time may move only between lines, so
+        // where a batch paused would depend on the wall clock and change what it sees.
+        let turnOver = { !self.core.isVirtualClock && started.duration(to: self.core.wallNow()) >= Self.turnBudget }
         while true {
             if lineInProgress == nil {
                 guard budget > 0, session.isWritable, !turnOver(), let frame = queue.first else { break }
@@ -222,10 +227,12 @@ final class SessionHandler: ChannelDuplexHandler {
         let (finished, reply) = core.continueLine(&line, from: session, pausingWhen: shouldPause)
         if finished {
             session.writer.endReply(reply)
-            core.noteUnread(session)
         } else {
             lineInProgress = line
         }
+        // A line paused will write its reply later: it counts against its user's unread
+        // replies meanwhile, as a finished one does while its writer is above the mark.
+        core.noteReplyPending(session, lineInProgress: !finished)
         core.charge(session, loopTime: began.duration(to: core.wallNow()), replyBytes: reply?.readableBytes ?? 0)
         core.virtualTimeMayAdvance()
         return finished
@@ -237,6 +244,7 @@ final class SessionHandler: ChannelDuplexHandler {
         if lineInProgress != nil {
             lineInProgress = nil
             session?.writer.endReply(nil)
+            if let session { core.noteReplyPending(session, lineInProgress: false) }
         }
     }
 

@@ -48,6 +48,30 @@ struct UnreadReplyLimitTests {
         #expect(waits)
     }
 
+    @Test("a line paused between turns counts like an unread connection, once, whatever else holds it")
+    func linesInProgressCount() {
+        var limit = UnreadReplyLimit(limit: 2)
+        var resumed = limit.lineInProgress(of: Self.owner(1), uid: 3, true)
+        #expect(resumed.isEmpty)
+        _ = limit.lineInProgress(of: Self.owner(2), uid: 3, true)
+        // Unread as well: still one connection.
+        _ = limit.writabilityChanged(of: Self.owner(2), uid: 3, writable: false)
+        #expect(limit.unreadCount(of: 3) == 2)
+        var waits = limit.mustWait(Self.owner(9), uid: 3)
+        #expect(waits)
+        // The line finishes, but the connection is still unread: no one resumes.
+        resumed = limit.lineInProgress(of: Self.owner(2), uid: 3, false)
+        #expect(resumed.isEmpty)
+        // The other line finishes: below the limit.
+        resumed = limit.lineInProgress(of: Self.owner(1), uid: 3, false)
+        #expect(resumed == [Self.owner(9)])
+        waits = limit.mustWait(Self.owner(9), uid: 3)
+        #expect(!waits)
+        resumed = limit.writabilityChanged(of: Self.owner(2), uid: 3, writable: true)
+        #expect(resumed.isEmpty)
+        #expect(limit.unreadCount(of: 3) == 0)
+    }
+
     @Test("closing an unread connection resumes the waiting ones; closing a waiting one forgets it")
     func closes() {
         var limit = UnreadReplyLimit(limit: 1)
