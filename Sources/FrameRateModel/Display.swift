@@ -728,7 +728,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private mutating func applyDecreasePassedOver(before now: C.Instant, unlessDue boostDue: UInt64?, _ velocityDue: UInt64?) -> (
         vsync: VsyncTimeline<C.Instant>.Vsync, change: RefreshRateChange?, missed: UInt64
     )? {
-        guard let due = pendingChangeVsync(), due.index > timeline.last.index,
+        // On time (the usual case, every vsync): nothing was passed over, so nothing to look up.
+        guard timeline.next.instant.advanced(by: timeline.period) <= now, let due = pendingChangeVsync(), due.index > timeline.last.index,
             timeline.vsync(index: due.index).instant.advanced(by: timeline.period) <= now,
             boostDue.map({ $0 > due.index }) ?? true, velocityDue.map({ $0 > due.index }) ?? true
         else { return nil }
@@ -746,9 +747,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
         // The vsync a boost's end is due at, by index, as ``nextEventfulVsync`` schedules it
         // (an end between two vsyncs is processed at the first one after it).
-        let boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
-        let velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+        var boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+        var velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
         let passedChange = applyDecreasePassedOver(before: now, unlessDue: boostDue?.1, velocityDue?.1)
+        if passedChange?.change != nil {
+            // Both came after the change's vsync; where they fall is on the new grid now.
+            boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+            velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+        }
         let vsync: VsyncTimeline<C.Instant>.Vsync
         let missed: UInt64
         if let passedChange, timeline.next.instant > now {
@@ -848,7 +854,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         }
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
-            rateChange: change ?? passedChange?.change, panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
+            rateChange: change ?? passedChange?.change, rateChangeVsync: change == nil ? passedChange?.vsync.instant : nil,
+            panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
             heldBack: heldBack, resumed: resumed
         )
     }

@@ -10,6 +10,10 @@ public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Dura
     public let missedVsyncs: UInt64
     /// The refresh-rate change that took effect at this vsync, if any.
     public let rateChange: RefreshRateChange?
+    /// When ``rateChange`` took effect, when that was at an earlier vsync than this one: a
+    /// decided decrease whose vsync a late wake-up passed over is applied at its own vsync
+    /// (`nil`: at this one).
+    public var rateChangeVsync: Instant? = nil
     /// The panel-rate change that took effect at this vsync, if any: the same as
     /// ``rateChange`` unless a content-velocity report lowers the panel below the grid.
     public var panelChange: RefreshRateChange? = nil

@@ -74,13 +74,17 @@ package final class TraceRecorder: Sendable {
         let at = report.vsync.seconds
         var records: [TraceRecord] = [.vsync(display: display, at: at)]
         if let change = report.rateChange {
-            records.append(.rateChange(display: display, at: at, from: change.from, to: change.to))
-            records.append(
+            // A change applied at an earlier vsync that a late wake-up passed over is stamped
+            // with its own vsync, and goes before this one's.
+            let changeAt = report.rateChangeVsync?.seconds ?? at
+            let changeRecords: [TraceRecord] = [
+                .rateChange(display: display, at: changeAt, from: change.from, to: change.to),
                 .decision(
-                    display: display, at: at, rate: change.decision.rate, rule: change.decision.rule.rawValue, reason: change.reason,
+                    display: display, at: changeAt, rate: change.decision.rate, rule: change.decision.rule.rawValue, reason: change.reason,
                     reasonWithoutLabels: change.decision.reason(showingLabelOf: { _ in false })
-                )
-            )
+                ),
+            ]
+            records.insert(contentsOf: changeRecords, at: changeAt < at ? 0 : 1)
         }
         for tick in report.ticks {
             records.append(

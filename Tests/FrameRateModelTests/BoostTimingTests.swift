@@ -54,6 +54,37 @@ struct BoostTimingTests {
         #expect(harness.refreshRate == 60)
     }
 
+    @Test("after a decrease applied at a vsync a late wake-up passed over, a boost's end falls on the new grid")
+    func boostEndAfterPassedOverDecrease() throws {
+        var harness = Harness()
+        let holder = try harness.register(80, 120, 120, entitled: true).link
+        try harness.register(10, 120, 60, entitled: true)
+        // A paused link's boost changes no vote; its end is still processed at a vsync.
+        let quiet = try harness.register(10, 120, 60, entitled: true, paused: true).link
+        try harness.run(seconds: 0.1)
+        #expect(harness.refreshRate == 120)
+        _ = try harness.compositor.update(link: holder, owner: harness.owner, paused: true, at: harness.clock.now)
+        let pending = try #require(harness.compositor.snapshot[0].decision.pending)
+        try #require(pending.rate == 60)
+        let due = harness.compositor.instant(sinceStart: pending.at)
+        let newPeriod = Duration.seconds(1.0 / 60)
+        while try harness.compositor.nextVsync(of: harness.display) < due {
+            harness.clock.advance(to: try harness.compositor.nextVsync(of: harness.display))
+            _ = try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true })
+        }
+        // The boost ends 1 ms after the new grid's first vsync after the change: at the 3rd
+        // vsync of the old grid after it, at the 2nd of the new one.
+        let end = due.advanced(by: newPeriod + .milliseconds(1))
+        _ = try harness.compositor.boost(link: quiet, owner: harness.owner, duration: harness.clock.now.duration(to: end), at: harness.clock.now)
+        // Wake just after the new grid's 2nd vsync: the change's vsync was passed over.
+        harness.clock.advance(to: due.advanced(by: newPeriod * 2 + .microseconds(500)))
+        let late = try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true })
+        #expect(late.rateChange?.to == 60)
+        #expect(late.vsync == due.advanced(by: newPeriod * 2))
+        // The boost ended before that vsync, so it is over at it.
+        #expect(harness.compositor.snapshot[0].links.first { $0.link == quiet }?.boostedUntil == nil)
+    }
+
     @Test("the driver's next eventful vsync includes a boost's end")
     func nextEventfulIncludesEnd() throws {
         var harness = Harness()

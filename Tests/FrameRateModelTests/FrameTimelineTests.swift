@@ -168,6 +168,8 @@ struct FrameTimelineTests {
         let late = try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true })
         #expect(late.rateChange?.to == pending.rate)
         #expect(late.vsync <= harness.clock.now)
+        // The report says when the change took effect (what a trace stamps it with).
+        #expect((late.rateChangeVsync ?? late.vsync) == due)
         // The new rate holds residency from the change's vsync, not from the one processed.
         #expect(residencyAtNewRate(harness) - before == due.duration(to: harness.clock.now))
         ticks += late.ticks.filter { $0.link == link }
