@@ -121,13 +121,15 @@ import Testing
         #expect(progress[1].sent.load(ordering: .acquiring) == 1)
         #expect(second.readable().withUnsafeBytes { TickLineScanner.scan($0) }?.sequence == 41)
 
-        // With its thread: sent there, a moment later (polled, with a deadline).
+        // With its thread: sent there, a moment later (polled, with a deadline). The thread
+        // records the batch as sent after its bytes are in the socket, so the reader may see
+        // them first: wait for both.
         helpers[0].submit(first.batch, number: 1)
         let deadline = ContinuousClock.now + .seconds(10)
         var bytes: [UInt8] = []
-        while bytes.last != UInt8(ascii: "\n") && ContinuousClock.now < deadline {
+        while (bytes.last != UInt8(ascii: "\n") || progress[0].sent.load(ordering: .acquiring) != 1) && ContinuousClock.now < deadline {
             bytes += first.readable()
-            if bytes.last != UInt8(ascii: "\n") { usleep(200) }
+            usleep(200)
         }
         #expect(bytes.withUnsafeBytes { TickLineScanner.scan($0) }?.sequence == 41)
         #expect(progress[0].sent.load(ordering: .acquiring) == 1)
