@@ -736,24 +736,37 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let (passed, missed) = timeline.advance(toIndex: due.index)
         let change = governor.vsync(at: passed.instant)
         if let change {
-            timeline.changeRate(to: change.to)
-            recomputeCadences()
+            moveGrid(to: change.to)
             if let holding = panel.target { holdResidency(holding, rate: panelRate, at: origin.duration(to: passed.instant)) }
         }
         return (passed, change, missed)
     }
 
+    /// Moves the vsync grid to `rate` (Hz) from the vsync just processed on, and every
+    /// link's cadence with it.
+    private mutating func moveGrid(to rate: Double) {
+        timeline.changeRate(to: rate)
+        recomputeCadences()
+    }
+
+    /// The vsync indices at which the earliest boost end and the earliest velocity
+    /// report's expiry are processed on the current grid (an end between two vsyncs is
+    /// processed at the first one after it, as ``nextEventfulVsync`` schedules it), with
+    /// their times since the origin.
+    private func dueReArbitrations() -> (boost: (end: Duration, due: UInt64)?, velocity: (end: Duration, due: UInt64)?) {
+        (
+            earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) },
+            earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+        )
+    }
+
     /// Processes the vsync due at or before `now`.
     mutating func vsync(at now: C.Instant, canDeliver: (OwnerID) -> Bool) -> VsyncReport<C.Instant> {
-        // The vsync a boost's end is due at, by index, as ``nextEventfulVsync`` schedules it
-        // (an end between two vsyncs is processed at the first one after it).
-        var boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
-        var velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
-        let passedChange = applyDecreasePassedOver(before: now, unlessDue: boostDue?.1, velocityDue?.1)
+        var (boostDue, velocityDue) = dueReArbitrations()
+        let passedChange = applyDecreasePassedOver(before: now, unlessDue: boostDue?.due, velocityDue?.due)
         if passedChange?.change != nil {
             // Both came after the change's vsync; where they fall is on the new grid now.
-            boostDue = earliestBoostEnd.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
-            velocityDue = earliestVelocityExpiry.map { ($0, timeline.firstVsyncIndex(atOrAfter: $0, since: origin)) }
+            (boostDue, velocityDue) = dueReArbitrations()
         }
         let vsync: VsyncTimeline<C.Instant>.Vsync
         let missed: UInt64
@@ -772,10 +785,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let change = governor.vsync(at: vsync.instant)
         let panelChange = panel.vsync(at: vsync.instant)
         let time = origin.duration(to: vsync.instant)
-        if let change {
-            timeline.changeRate(to: change.to)
-            recomputeCadences()
-        }
+        if let change { moveGrid(to: change.to) }
         if change != nil || panelChange != nil, let holding = panelChange?.decision ?? panel.target {
             holdResidency(holding, rate: panelRate, at: time)
         }
@@ -855,6 +865,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         return VsyncReport(
             display: id, vsync: vsync.instant, index: vsync.index, missedVsyncs: missed,
             rateChange: change ?? passedChange?.change, rateChangeVsync: change == nil ? passedChange?.vsync.instant : nil,
+            passedOverChange: change == nil ? nil : passedChange.flatMap { passed in passed.change.map { ($0, passed.vsync.instant) } },
             panelChange: panelChange, ticks: ticks, presentations: presentations, nextVsync: timeline.next.instant,
             heldBack: heldBack, resumed: resumed
         )

@@ -23,8 +23,9 @@ import NIOCore
 /// - while the connection's writer is above its high-water mark (the client is not
 ///   reading), no request is handled and nothing more is read: the kernel's socket
 ///   buffer, then the client's own `send`, absorb the flood; and while an unprivileged
-///   user has ``UnreadReplyLimit/limit`` other such connections, this one's next request
-///   waits too (``UnreadReplyLimit``), so its unread replies cannot pile up;
+///   user has ``UnreadReplyLimit/limit`` other connections holding a reply back (unread
+///   above the mark, or a batch paused between turns whose reply is still to come), this
+///   one's next request waits too (``UnreadReplyLimit``), so its replies cannot pile up;
 /// - reads are paused while lines are queued, so the queue holds at most one read's worth.
 final class SessionHandler: ChannelDuplexHandler {
     typealias InboundIn = NDJSONFrame
@@ -167,15 +168,17 @@ final class SessionHandler: ChannelDuplexHandler {
         while true {
             if lineInProgress == nil {
                 guard budget > 0, session.isWritable, !turnOver(), let frame = queue.first else { break }
-                if case .line = frame, let delay = core.pacingDelay(of: session) {
-                    // Over its user's share: the rest waits (and nothing more is read) until paid off.
-                    let wait = WireTime.nanoseconds(of: delay)
-                    scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
-                    return
+                if case .line = frame {
+                    if let delay = core.pacingDelay(of: session) {
+                        // Over its user's share: the rest waits (and nothing more is read) until paid off.
+                        let wait = WireTime.nanoseconds(of: delay)
+                        scheduleContinuation(context: context, after: .nanoseconds(max(wait, Self.continuationDelay.nanoseconds)))
+                        return
+                    }
+                    // Too many of its user's connections hold unread replies (or lines paused
+                    // mid-batch): the core resumes this one when one of them reads or closes.
+                    if core.mustWaitForUnreadReplies(session) { return }
                 }
-                // Too many of its user's connections hold unread replies: the core resumes
-                // this one when one of them reads or closes.
-                if case .line = frame, core.mustWaitForUnreadReplies(session) { return }
                 queue.removeFirst()
                 budget -= 1
                 switch frame {

@@ -73,10 +73,11 @@ package final class TraceRecorder: Sendable {
         let display = report.display
         let at = report.vsync.seconds
         var records: [TraceRecord] = [.vsync(display: display, at: at)]
-        if let change = report.rateChange {
-            // A change applied at an earlier vsync that a late wake-up passed over is stamped
-            // with its own vsync, and goes before this one's.
-            let changeAt = report.rateChangeVsync?.seconds ?? at
+        // A change applied at an earlier vsync that a late wake-up passed over is stamped
+        // with its own vsync, and goes before this one's.
+        var earlierCount = 0
+        for (change, vsync) in report.rateChanges {
+            let changeAt = vsync.seconds
             let changeRecords: [TraceRecord] = [
                 .rateChange(display: display, at: changeAt, from: change.from, to: change.to),
                 .decision(
@@ -84,7 +85,12 @@ package final class TraceRecorder: Sendable {
                     reasonWithoutLabels: change.decision.reason(showingLabelOf: { _ in false })
                 ),
             ]
-            records.insert(contentsOf: changeRecords, at: changeAt < at ? 0 : 1)
+            if changeAt < at {
+                records.insert(contentsOf: changeRecords, at: earlierCount)
+                earlierCount += changeRecords.count
+            } else {
+                records.append(contentsOf: changeRecords)
+            }
         }
         for tick in report.ticks {
             records.append(

@@ -85,6 +85,38 @@ struct BoostTimingTests {
         #expect(harness.compositor.snapshot[0].links.first { $0.link == quiet }?.boostedUntil == nil)
     }
 
+    @Test("with no decrease dwell, a passed-over decrease and the drop at a boost's end after it are both reported, in order")
+    func twoChangesInOneLateVsync() throws {
+        var harness = Harness(governor: .init(decreaseDwell: .zero))
+        let holder = try harness.register(120, 120, 120, entitled: true).link
+        try harness.register(10, 120, 30, entitled: true)
+        let booster = try harness.register(10, 120, 30, entitled: true).link
+        try harness.run(seconds: 0.1)
+        try #require(harness.refreshRate == 120)
+        // The booster votes {80, 80, 80} for 30 ms; the holder pauses: with no dwell, the
+        // decrease to 80 Hz is due at the next vsync, and the boost's end drops to 30 Hz.
+        let end = try harness.compositor.boost(
+            link: booster, owner: harness.owner, duration: .milliseconds(30), range: try FrameRateRange(minimum: 80, maximum: 80, preferred: 80),
+            at: harness.clock.now
+        ).boostedUntil
+        _ = try harness.compositor.update(link: holder, owner: harness.owner, paused: true, at: harness.clock.now)
+        let pending = try #require(harness.compositor.snapshot[0].decision.pending)
+        try #require(pending.rate == 80)
+        let decreaseDue = harness.compositor.instant(sinceStart: pending.at)
+        try #require(end > decreaseDue)
+        // Wake 52 ms after that vsync: it was passed over, and the boost is over too.
+        harness.clock.advance(to: decreaseDue.advanced(by: .milliseconds(52)))
+        let late = try harness.compositor.vsync(of: harness.display, at: harness.clock.now, canDeliver: { _ in true })
+        // The decrease took effect at its own vsync; the drop, with no dwell, at the vsync
+        // processed, where the boost's end is re-arbitrated.
+        #expect(late.rateChanges.map { [$0.change.from, $0.change.to] } == [[120, 80], [80, 30]])
+        #expect(late.rateChanges.map(\.vsync) == [decreaseDue, late.vsync])
+        #expect(late.passedOverChange?.vsync == decreaseDue)
+        #expect(late.rateChange?.to == 30 && late.rateChangeVsync == nil)
+        #expect(late.vsync >= end && late.vsync <= harness.clock.now)
+        #expect(harness.refreshRate == 30)
+    }
+
     @Test("the driver's next eventful vsync includes a boost's end")
     func nextEventfulIncludesEnd() throws {
         var harness = Harness()

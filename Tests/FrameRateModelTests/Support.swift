@@ -8,10 +8,13 @@ struct Harness {
     let display = DisplayID(rawValue: 0)
     let owner = OwnerID(rawValue: 1)
 
-    init(profile: DisplayProfile = .promotionPhone, caps: DisplayCaps = DisplayCaps(), configuredMaximum: Double? = nil) {
+    init(
+        profile: DisplayProfile = .promotionPhone, caps: DisplayCaps = DisplayCaps(), configuredMaximum: Double? = nil,
+        governor: RefreshRateGovernor<ManualClock>.Settings = .init()
+    ) {
         compositor = Compositor(
             displays: [DisplayConfiguration(id: DisplayID(rawValue: 0), profile: profile, configuredMaximum: configuredMaximum, caps: caps)],
-            start: clock.now
+            governor: governor, start: clock.now
         )
     }
 

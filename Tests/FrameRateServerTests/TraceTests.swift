@@ -122,4 +122,53 @@ import Testing
         root.close()
         #expect(!server.shared.tracer.isActive)
     }
+
+    @Test("two rate changes in one late vsync are both traced, each at its own vsync, in order")
+    func twoChangesInOneReportAreBothTraced() throws {
+        // Zero decrease dwell: a decrease passed over by a late wake-up, then the drop at a
+        // boost's end re-arbitrated at the vsync processed (as BoostTimingTests checks on
+        // the model alone).
+        let start = MonotonicClock.now
+        var compositor = Compositor<MonotonicClock>(
+            displays: [DisplayConfiguration(id: DisplayID(rawValue: 0))], governor: .init(decreaseDwell: .zero), start: start
+        )
+        let display = DisplayID(rawValue: 0)
+        let owner = OwnerID(rawValue: 1)
+        func register(_ minimum: Double, _ maximum: Double, _ preferred: Double, at now: MonotonicClock.Instant) throws -> LinkID {
+            let range = try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
+            let configuration = DisplayLinkConfiguration(range: range, isPaused: false, hasHighFrameRateEntitlement: true)
+            return try compositor.register(owner: owner, configuration: configuration, at: now).link
+        }
+        let holder = try register(120, 120, 120, at: start)
+        _ = try register(10, 120, 30, at: start)
+        let booster = try register(10, 120, 30, at: start)
+        var now = start
+        for _ in 0..<12 {
+            now = try compositor.nextVsync(of: display)
+            _ = try compositor.vsync(of: display, at: now, canDeliver: { _ in true })
+        }
+        _ = try compositor.boost(
+            link: booster, owner: owner, duration: .milliseconds(30), range: try FrameRateRange(minimum: 80, maximum: 80, preferred: 80), at: now
+        )
+        _ = try compositor.update(link: holder, owner: owner, paused: true, at: now)
+        let decreaseDue = try compositor.nextVsync(of: display)
+        let late = try compositor.vsync(of: display, at: decreaseDue.advanced(by: .milliseconds(52)), canDeliver: { _ in true })
+        try #require(late.rateChanges.count == 2)
+
+        let records = TraceRecorder.records(of: late)
+        let heads = records.prefix(6).map { record -> String in
+            switch record {
+            case .vsync(_, let at): "vsync \(at)"
+            case .rateChange(_, let at, let from, let to): "rate \(at) \(from)->\(to)"
+            case .decision(_, let at, let rate, _, _, _): "decision \(at) \(rate)"
+            default: "other"
+            }
+        }
+        #expect(
+            heads == [
+                "rate \(decreaseDue.seconds) 120.0->80.0", "decision \(decreaseDue.seconds) 80.0", "vsync \(late.vsync.seconds)",
+                "rate \(late.vsync.seconds) 80.0->30.0", "decision \(late.vsync.seconds) 30.0", "other",
+            ]
+        )
+    }
 }
