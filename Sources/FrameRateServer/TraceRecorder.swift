@@ -37,18 +37,21 @@ package final class TraceRecorder: Sendable {
         }
     }
 
-    /// Appends `records` to every running trace.
+    /// Appends `records` to every running trace; what a full buffer cannot take is counted
+    /// as lost without touching its records.
     func record(_ records: [TraceRecord]) {
         guard !records.isEmpty else { return }
         buffers.withLock { buffers in
-            for trace in buffers.keys {
-                let room = Self.capacity - buffers[trace]!.records.count
-                if room >= records.count {
-                    buffers[trace]!.records += records
-                } else {
-                    buffers[trace]!.records += records.prefix(max(0, room))
-                    buffers[trace]!.lost += UInt64(records.count - max(0, room))
-                }
+            // The keys are copied out first: iterating `buffers.keys` holds the dictionary's
+            // storage, so each change below copied the whole dictionary and then, its
+            // record arrays no longer unique, every record of the trace. With a trace of
+            // 1,000 ticking links left unread (its buffer full at 65,536 records), that
+            // copy ran every vsync on the fan-out thread and another user's 120 Hz link
+            // kept 54 % of its ticks (Tests/Realtime, trace-of-1000-ticking-links-unread).
+            for trace in Array(buffers.keys) {
+                let room = Swift.max(0, Self.capacity - buffers[trace]!.records.count)
+                if room > 0 { buffers[trace]!.records += records.prefix(room) }
+                if room < records.count { buffers[trace]!.lost += UInt64(records.count - room) }
             }
         }
     }

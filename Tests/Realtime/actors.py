@@ -205,22 +205,69 @@ def churn(args):
     print(json.dumps({"cycles": count}), flush=True)
 
 
+def register_links(path, count, paused):
+    """`count` links over connections of 60 (the per-connection limit), each connection's in
+    one batch line, ranges spread over 10-120 Hz; returns (socket, link id) pairs."""
+    links = []
+    for offset in range(0, count, 60):
+        sock = connect(path)
+        reader = sock.makefile("rb")
+        requests = [register_line(index + 1, 10 + (offset + index) % 110, 120, 10 + (offset + index) % 110, paused=paused).strip()
+                    for index in range(min(60, count - offset))]
+        sock.sendall(b"[" + b",".join(requests) + b"]\n")
+        # Ticks of links registered unpaused follow the batch's reply; skip any before it.
+        line = reader.readline()
+        while line and not line.startswith(b"["):
+            line = reader.readline()
+        for reply in json.loads(line):
+            if "result" in reply:
+                links.append((sock, reply["result"]["link"]))
+    return links
+
+
+def drain(sockets, seconds, keep=None):
+    """Reads every socket in `sockets` (non-blocking) for `seconds`; returns the bytes read
+    from `keep`. A socket that fails is dropped."""
+    readers = list(sockets)
+    received = 0
+    deadline = time.monotonic() + seconds
+    while readers and time.monotonic() < deadline:
+        readable, _, _ = select.select(readers, [], [], 0.05)
+        for ready in readable:
+            try:
+                chunk = ready.recv(1 << 20)
+                if not chunk:
+                    readers.remove(ready)
+                elif ready is keep:
+                    received += len(chunk)
+            except BlockingIOError:
+                pass
+            except OSError:
+                readers.remove(ready)
+    return received
+
+
+def trace(args, read):
+    """The per-user limits' worth of ticking links (--links over connections of 60, their
+    ticks read), then a trace of them all on a connection of its own, whose records are
+    read or never read: the tick plane records every tick while a trace runs."""
+    links = register_links(args.socket, args.links, paused=False)
+    ticking = list({id(sock): sock for sock, _ in links}.values())
+    for sock in ticking:
+        sock.setblocking(False)
+    tracer = connect(args.socket)
+    reply = call(tracer, tracer.makefile("rb"), b'{"jsonrpc":"2.0","id":1,"method":"framerate.v1.Compositor/Trace"}\n')
+    tracer.setblocking(False)
+    received = drain(ticking + ([tracer] if read else []), args.seconds, keep=tracer)
+    print(json.dumps({"links": len(links), "trace": "result" in reply, "trace_bytes_read": received}), flush=True)
+
+
 def update_batches(args):
     """The per-user limits' worth of links (--links over connections of 60) and watches (64,
     16 a connection, their events read), then batches of 128 Updates of its own links, each
     a new range (so each re-arbitrates and is announced to every watch), replies read."""
-    links = []
-    for offset in range(0, args.links, 60):
-        sock = connect(args.socket)
-        reader = sock.makefile("rb")
-        # One batch line per connection. Paused until every connection is read below.
-        count = min(60, args.links - offset)
-        requests = [register_line(index + 1, 10 + (offset + index) % 110, 120, 10 + (offset + index) % 110, paused=True).strip()
-                    for index in range(count)]
-        sock.sendall(b"[" + b",".join(requests) + b"]\n")
-        for reply in json.loads(reader.readline()):
-            if "result" in reply:
-                links.append((sock, reply["result"]["link"]))
+    # Paused until every connection is read below.
+    links = register_links(args.socket, args.links, paused=True)
     watchers = []
     for _ in range(4):
         sock = connect(args.socket)
@@ -350,6 +397,8 @@ def main():
     roles = {
         "victim": victim, "prober": prober, "holder": holder, "watches": watches, "churn": churn,
         "partial-lines": partial_lines, "update-batches": update_batches, "unread-connections": unread_connections,
+        "trace-read": lambda a: trace(a, read=True),
+        "trace-unread": lambda a: trace(a, read=False),
         "getstate-read": lambda a: flood(a, GET_STATE),
         "getstate-unread": lambda a: flood(a, GET_STATE, read=False),
         "getstate-batch": lambda a: flood(a, GET_STATE, batch=128),

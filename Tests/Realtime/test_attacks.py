@@ -39,6 +39,8 @@ ATTACKS = {
     "register-invalidate-churn": (["churn"], False),
     "200-connections-1-mib-without-newline": (["partial-lines"], False),
     "update-batches-of-128-with-64-watches": (["update-batches"], False),
+    "trace-of-1000-ticking-links-read": (["trace-read"], False),
+    "trace-of-1000-ticking-links-unread": (["trace-unread"], False),
 }
 
 
