@@ -269,22 +269,29 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func update(_ id: LinkID, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil, at now: C.Instant) {
         catchUp(to: now)
         guard let position = positions[id] else { return }
-        var link = links[position]
-        let wasPaused = link.configuration.isPaused
-        if let range { link.configuration.range = range }
-        if let paused { link.configuration.isPaused = paused }
+        // The link is changed in place: a copy shared its arrays (the hitch window, up to
+        // 128 KB), so changing them copied them on every pause or resume.
+        let wasPaused = links[position].configuration.isPaused
+        if let range { links[position].configuration.range = range }
+        if let paused { links[position].configuration.isPaused = paused }
         if let adaptive {
-            link.configuration.isAdaptive = adaptive
-            link.overrun = adaptive ? (link.overrun ?? OverrunMonitor()) : nil
+            links[position].configuration.isAdaptive = adaptive
+            if !adaptive {
+                links[position].overrun = nil
+            } else if links[position].overrun == nil {
+                links[position].overrun = OverrunMonitor()
+            }
         }
-        if wasPaused && !link.configuration.isPaused { link.pacer.resume() }
-        if wasPaused != link.configuration.isPaused {
-            link.presentation.hitches.setPaused(link.configuration.isPaused, at: origin.duration(to: now))
+        let isPaused = links[position].configuration.isPaused
+        if wasPaused && !isPaused { links[position].pacer.resume() }
+        if wasPaused != isPaused {
+            let time = origin.duration(to: now)
+            links[position].presentation.hitches.setPaused(isPaused, at: time)
         }
         // Frames measured under another range or before a pause say nothing about the next ones.
-        if range != nil || (wasPaused && !link.configuration.isPaused) { link.overrun?.forgetFrames() }
-        link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
-        links[position] = link
+        if range != nil || (wasPaused && !isPaused) { links[position].overrun?.forgetFrames() }
+        let cadence = cadence(of: links[position], refresh: refreshRate)
+        links[position].pacer.setCadence(cadence)
         recountVote(at: position)
         rearbitrate(at: now)
     }
@@ -390,8 +397,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Shows every pending frame due at the vsync at `time` (since the origin).
     private mutating func showFrames(at time: Duration, vsync: C.Instant) -> [Presentation<C.Instant>] {
+        // The due frames are found first and removed after: removing while iterating the
+        // dictionary copied it (the loop holds its storage), up to 1,024 pending frames a
+        // user, at every vsync that showed one.
+        var due: [(id: LinkID, frame: PendingFrame)] = []
+        for (id, frame) in pendingFrames where frame.notBefore - PendingFrame.slack <= time { due.append((id, frame)) }
         var shown: [Presentation<C.Instant>] = []
-        for (id, frame) in pendingFrames where frame.notBefore - PendingFrame.slack <= time {
+        shown.reserveCapacity(due.count)
+        for (id, frame) in due {
             pendingFrames[id] = nil
             guard let position = positions[id] else { continue }
             let lateness = time - frame.expected

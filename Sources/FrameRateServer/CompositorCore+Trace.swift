@@ -78,7 +78,7 @@ extension CompositorCore {
 
     /// Ends every trace of a closing connection.
     func endTraces(of owner: OwnerID) {
-        for (trace, holder) in traces where holder == owner { endTrace(trace) }
+        for trace in traces.compactMap({ $0.value == owner ? $0.key : nil }) { endTrace(trace) }
     }
 
     private func endTrace(_ trace: UInt64) {

@@ -81,7 +81,11 @@ package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
                 wake.reports.append(consume report)
             }
         }
-        for (owner, since) in unwritableSince where since.advanced(by: settings.unwritableTimeout) <= now {
+        // Found first, removed after: removing while iterating copied the dictionary.
+        let timedOut = unwritableSince.isEmpty ? [] : unwritableSince.compactMap { owner, since in
+            since.advanced(by: settings.unwritableTimeout) <= now ? owner : nil
+        }
+        for owner in timedOut {
             wake.actions.append(.disconnect(owner))
             unwritableSince[owner] = nil
         }

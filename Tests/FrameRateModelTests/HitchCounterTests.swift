@@ -32,4 +32,29 @@ import Testing
         #expect(counter.late == UInt64(frames.count) && frames.count > 500)
         #expect(counter.hitchTime == frames.reduce(.zero) { $0 + $1.hitch })
     }
+
+    @Test("every frame late, more of them in the window than it keeps: the newest 4,096 count, and no more are kept")
+    func everyFrameLatePastTheLimit() {
+        var rng = SeededGenerator(seed: 7)
+        let since = Duration.seconds(1)
+        var counter = HitchCounter(since: since, paused: false, now: since)
+        var hitches: [(at: Duration, hitch: Duration)] = []
+        var time = since
+        // 1 ms apart for 15 s: 10,000 in each full window, past the 4,096 kept.
+        for index in 0..<15_000 {
+            time += .milliseconds(1)
+            let hitch = Duration.microseconds(Int64.random(in: 1...20_000, using: &rng))
+            counter.shown(at: time, hitch: hitch)
+            hitches.append((time, hitch))
+            #expect(counter.recentLateCount <= HitchCounter.lateLimit)
+            guard index % 97 == 0 || index > 14_990 else { continue }
+            let start = max(since, time - HitchCounter.window)
+            let kept = hitches.suffix(HitchCounter.lateLimit).filter { $0.at > start }
+            let expected = kept.reduce(Duration.zero) { $0 + $1.hitch }
+            let ratio = HitchCounter.milliseconds(expected) / HitchCounter.seconds(time - start)
+            #expect(counter.summary(at: time).ratioMillisecondsPerSecond == ratio, "at \(time)")
+        }
+        #expect(counter.recentLateCount == HitchCounter.lateLimit)
+        #expect(counter.late == 15_000)
+    }
 }
