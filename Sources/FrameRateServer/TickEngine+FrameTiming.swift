@@ -2,6 +2,14 @@ import FrameRateModel
 import FrameRateProtocol
 
 extension TickEngine {
+    /// What the ticks of one segment of a vsync share: their target (the cadence), their
+    /// boosted flag and their frame timing.
+    struct SegmentKey: Hashable {
+        let target: MonotonicClock.Instant
+        let boosted: Bool
+        let timing: FrameTimingKey?
+    }
+
     /// What besides the cadence and boosted flag makes a tick's shared fields differ: the
     /// frame latency, timeline count and schedule of a link that asked for latency 2 or
     /// more than one timeline; `nil` for every other link (their one segment per cadence).

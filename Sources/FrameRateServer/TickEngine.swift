@@ -306,10 +306,19 @@ package final class TickEngine: Sendable {
         into shards: inout [Batch]
     ) {
         let allocator = ByteBufferAllocator()
-        // Each distinct target (cadence) and boosted flag of this vsync, with its segment's index in every shard's list.
+        // Each distinct target (cadence), boosted flag and frame timing of this vsync, by
+        // its segment's index in every shard's list, and the segment of each. Ticks come
+        // in registration order, and runs of one segment are the rule: the last segment
+        // is checked first, the table only when it differs. (A walk of the segments cost
+        // ticks × segments when one user interleaved its links' divisors, boosts and
+        // timelines: up to about 480 segments at a vsync where they all tick. The table is
+        // no dearer on a usual vsync: `framebench tick-cost` under callgrind counted 68,000
+        // fewer instructions in `plan` over 72 vsyncs of 1,000 links, and about 30,000
+        // more in hashing.)
         var targets: [MonotonicClock.Instant] = []
         var boosted: [Bool] = []
         var timings: [FrameTimingKey?] = []
+        var segments: [SegmentKey: Int] = [:]
         let base = shards.first?.fields.count ?? 0
         for index in shards.indices {
             shards[index].deliveries.reserveCapacity(shards[index].deliveries.count + report.ticks.count / shards.count + 1)
@@ -321,9 +330,8 @@ package final class TickEngine: Sendable {
                 guard let writer = writers[index] else { continue }
                 let timing = FrameTimingKey(ticks[index])
                 if last < 0 || targets[last] != ticks[index].targetTimestamp || boosted[last] != ticks[index].boosted || timings[last] != timing {
-                    if let found = targets.indices.first(where: {
-                        targets[$0] == ticks[index].targetTimestamp && boosted[$0] == ticks[index].boosted && timings[$0] == timing
-                    }) {
+                    let key = SegmentKey(target: ticks[index].targetTimestamp, boosted: ticks[index].boosted, timing: timing)
+                    if let found = segments[key] {
                         last = found
                     } else {
                         let fields = TickLineEncoder.sharedFields(
@@ -338,6 +346,7 @@ package final class TickEngine: Sendable {
                         boosted.append(ticks[index].boosted)
                         timings.append(timing)
                         last = targets.count - 1
+                        segments[key] = last
                     }
                 }
                 shards[shard(of: ticks[index].owner, among: shards.count)].deliveries.append(
