@@ -234,17 +234,24 @@ def drain(sockets, seconds, keep=None):
     while readers and time.monotonic() < deadline:
         readable, _, _ = select.select(readers, [], [], 0.05)
         for ready in readable:
-            try:
-                chunk = ready.recv(1 << 20)
-                if not chunk:
-                    readers.remove(ready)
-                elif ready is keep:
-                    received += len(chunk)
-            except BlockingIOError:
-                pass
-            except OSError:
-                readers.remove(ready)
+            count = read_chunk(ready, readers)
+            if ready is keep:
+                received += count
     return received
+
+
+def read_chunk(ready, readers):
+    """Reads what the non-blocking socket `ready` holds (up to 1 MiB); returns how many
+    bytes. At the end of its stream, or when it fails, it is removed from `readers`."""
+    try:
+        chunk = ready.recv(1 << 20)
+    except BlockingIOError:
+        return 0
+    except OSError:
+        chunk = b""
+    if not chunk:
+        readers.remove(ready)
+    return len(chunk)
 
 
 def trace(args, read):
@@ -310,14 +317,11 @@ def update_batches(args):
             sent += len(pending) - len(rest)
             pending = rest
         for ready in readable:
-            try:
-                chunk = ready.recv(1 << 20)
-                if ready is sock:
-                    received += len(chunk)
-            except BlockingIOError:
-                pass
-            except OSError:
-                readers.remove(ready)
+            count = read_chunk(ready, readers)
+            if ready is sock:
+                received += count
+        if sock not in readers:
+            break
     print(json.dumps({"links": len(links), "batches": batches, "sent": sent, "received": received}), flush=True)
 
 
