@@ -270,7 +270,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         catchUp(to: now)
         guard let position = positions[id] else { return }
         // The link is changed in place: a copy shared its arrays (the hitch window, up to
-        // 128 KB), so changing them copied them on every pause or resume.
+        // 8,192 entries of 32 bytes), so changing them copied them on every pause or resume.
         let wasPaused = links[position].configuration.isPaused
         if let range { links[position].configuration.range = range }
         if let paused { links[position].configuration.isPaused = paused }

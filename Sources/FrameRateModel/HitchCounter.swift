@@ -2,7 +2,8 @@
 /// over a sliding window of its unpaused time.
 ///
 /// A pure state machine over durations since the display's origin. Its memory is
-/// bounded: late frames inside the window (at most ``lateLimit``) and pause intervals
+/// bounded: late frames inside the window (at most ``lateLimit``; the array holds at most
+/// twice that, as frames that left the window are dropped in bulk) and pause intervals
 /// overlapping it (at most ``pauseLimit``; beyond that the oldest is forgotten, which
 /// counts that pause as unpaused time).
 struct HitchCounter: Sendable {

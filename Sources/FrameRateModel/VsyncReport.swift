@@ -16,8 +16,8 @@ public struct VsyncReport<Instant: InstantProtocol>: Sendable where Instant.Dura
     /// (`nil`: at this one).
     public var rateChangeVsync: Instant? = nil
     /// A change applied at an earlier vsync that a late wake-up passed over, when another
-    /// (``rateChange``) then took effect at this vsync: with a zero decrease dwell, a boost
-    /// that ended between the two re-arbitrates down at once. `nil` otherwise.
+    /// (``rateChange``) then took effect at this vsync: for example, with a zero decrease
+    /// dwell, a boost that ended between the two re-arbitrates down at once. `nil` otherwise.
     public var passedOverChange: (change: RefreshRateChange, vsync: Instant)? = nil
 
     /// Every refresh-rate change of this report in the order they took effect, each with

@@ -56,6 +56,14 @@ package final class TraceRecorder: Sendable {
         }
     }
 
+    /// Where `trace`'s records are stored now, and how many fit there: for tests, which
+    /// check that recording appends in place (``record(_:)``).
+    func storage(of trace: UInt64) -> (address: UnsafeRawPointer?, capacity: Int)? {
+        buffers.withLock { buffers in
+            buffers[trace].map { buffer in (buffer.records.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }, buffer.records.capacity) }
+        }
+    }
+
     /// Takes `trace`'s records and lost count so far.
     func drain(_ trace: UInt64) -> (records: [TraceRecord], lost: UInt64) {
         buffers.withLock { buffers in

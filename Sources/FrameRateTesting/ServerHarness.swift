@@ -49,6 +49,7 @@ package final class ServerHarness {
     ///     and the helpers send theirs on real threads; every step waits until they have
     ///     sent. Their connections must be real sockets (`connect(_:socketBuffer:)`): an
     ///     embedded channel may only be touched from the test's thread.
+    ///   - governor: the displays' refresh-rate timing (idle timeout, decrease dwell).
     package init(
         limits: ServerConfiguration.Limits = .init(),
         displays: [DisplayConfiguration] = [DisplayConfiguration(id: DisplayID(rawValue: 0))],
@@ -56,12 +57,13 @@ package final class ServerHarness {
         watchdogInterval: Duration? = nil,
         logHandler: (any LogHandler)? = nil,
         tickSendPath: BatchSender.Path = .ioUring,
-        fanOutThreads: Int = 1
+        fanOutThreads: Int = 1,
+        governor: RefreshRateGovernor<MonotonicClock>.Settings = .init()
     ) {
         self.fanOutThreads = max(1, fanOutThreads)
         let configuration = ServerConfiguration(
-            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, limits: limits, fanOutThreads: self.fanOutThreads,
-            tickSendPath: tickSendPath
+            listener: .path("/nonexistent/framerated-test.sock"), displays: displays, governor: governor, limits: limits,
+            fanOutThreads: self.fanOutThreads, tickSendPath: tickSendPath
         )
         let logger = Logger(label: "framerated-test", factory: { _ in logHandler ?? SwiftLogNoOpLogHandler() })
         let clock = SteppedMonotonicClock(start)

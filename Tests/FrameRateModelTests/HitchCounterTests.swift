@@ -56,5 +56,10 @@ import Testing
         }
         #expect(counter.recentLateCount == HitchCounter.lateLimit)
         #expect(counter.late == 15_000)
+        // After more than a window with no frame, one late frame is all the window holds.
+        time += HitchCounter.window + .seconds(1)
+        counter.shown(at: time, hitch: .milliseconds(5))
+        #expect(counter.recentLateCount == 1)
+        #expect(counter.summary(at: time).ratioMillisecondsPerSecond == 5 / HitchCounter.seconds(HitchCounter.window))
     }
 }

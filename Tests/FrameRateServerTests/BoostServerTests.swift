@@ -136,4 +136,33 @@ import Glibc
         #expect(after["callbackRate"]?.doubleValue == 60)
         #expect(after["limitedBy"]?.stringValue == "overrun")
     }
+
+    @Test("two rate changes at one late vsync reach a watcher as two events, in the order they took effect")
+    func twoChangesAtOneLateVsyncAreTwoEvents() throws {
+        // With no decrease dwell, the holder's pause makes a decrease to the boosted 80 Hz
+        // due at the next vsync; the tick plane wakes 52 ms after it, past the boost's end
+        // too, which drops the rate to 30 Hz at the vsync it wakes for (BoostTimingTests
+        // checks the model's side).
+        let server = ServerHarness(governor: .init(decreaseDwell: .zero))
+        let watcher = try server.connect()
+        _ = try watcher.result(.watch, "{}")
+        let client = try server.connect()
+        let holder = try client.register(120, 120, 120, extra: #","highFrameRate":true"#)
+        _ = try client.register(10, 120, 30, extra: #","highFrameRate":true"#)
+        let booster = try client.register(10, 120, 30, extra: #","highFrameRate":true"#)
+        for _ in 0..<5 { try server.runNextVsync() }
+        _ = try client.lines()
+        _ = try watcher.lines()
+        _ = try client.result(.boost, #"{"link":\#(booster),"duration":0.03,"range":{"minimum":80,"maximum":80,"preferred":80}}"#)
+        _ = try client.result(.update, #"{"link":\#(holder),"paused":true}"#)
+        let decreaseDue = try #require(server.nextWake)
+        server.step(to: decreaseDue.advanced(by: .milliseconds(52)))
+        let changes = try watcher.lines().compactMap { line -> [Double]? in
+            guard let params = try JSONValue(parsing: line)["params"], params["kind"] == "refreshRateChanged",
+                case .number(let from) = params["from"], case .number(let to) = params["to"]
+            else { return nil }
+            return [from.doubleValue, to.doubleValue]
+        }
+        #expect(changes == [[120, 80], [80, 30]])
+    }
 }

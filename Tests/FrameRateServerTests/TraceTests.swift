@@ -171,4 +171,29 @@ import Testing
             ]
         )
     }
+
+    @Test("recording appends to each trace's buffer in place, full or not, with two traces running")
+    func recordingAppendsInPlace() throws {
+        // Each append copied the whole buffer when the recorder changed its dictionary while
+        // walking its keys: a full buffer (a trace never read) was copied every vsync.
+        let recorder = TraceRecorder()
+        recorder.start(1)
+        recorder.start(2)
+        let record = TraceRecord.vsync(display: DisplayID(rawValue: 0), at: 1)
+        recorder.record(Array(repeating: record, count: 100))
+        recorder.record([record])
+        // The array grew past its 101 records: appends that fit there stay there.
+        let (first, capacity) = try #require(recorder.storage(of: 1))
+        try #require(capacity > 101)
+        recorder.record(Array(repeating: record, count: capacity - 101))
+        #expect(try #require(recorder.storage(of: 1)).address == first)
+        // Filled to the limit, then more: the records stay where they are, the rest is lost.
+        for _ in 0..<(TraceRecorder.capacity / 1000 + 1) { recorder.record(Array(repeating: record, count: 1000)) }
+        let full = try #require(recorder.storage(of: 2))
+        for _ in 0..<3 { recorder.record(Array(repeating: record, count: 1000)) }
+        #expect(try #require(recorder.storage(of: 2)).address == full.address)
+        let drained = recorder.drain(2)
+        #expect(drained.records.count == TraceRecorder.capacity)
+        #expect(drained.lost >= 3000)
+    }
 }

@@ -217,9 +217,12 @@ def register_links(path, count, paused):
         sock.sendall(b"[" + b",".join(requests) + b"]\n")
         # Ticks of links registered unpaused follow the batch's reply; skip any before it.
         line = reader.readline()
-        while line and not line.startswith(b"["):
+        while line and not line.startswith(b"[") and b'"id"' not in line:
             line = reader.readline()
-        for reply in json.loads(line):
+        if not line:
+            raise ConnectionError("daemon closed the connection")
+        replies = json.loads(line)
+        for reply in replies if isinstance(replies, list) else [replies]:
             if "result" in reply:
                 links.append((sock, reply["result"]["link"]))
     return links
@@ -258,15 +261,28 @@ def trace(args, read):
     """The per-user limits' worth of ticking links (--links over connections of 60, their
     ticks read), then a trace of them all on a connection of its own, whose records are
     read or never read: the tick plane records every tick while a trace runs."""
-    links = register_links(args.socket, args.links, paused=False)
-    ticking = list({id(sock): sock for sock, _ in links}.values())
-    for sock in ticking:
-        sock.setblocking(False)
+    # Registered paused (a connection not read while the others register would pass its
+    # high-water mark), then every connection unpaused and read.
+    links = register_links(args.socket, args.links, paused=True)
+    ticking = unpause(links)
     tracer = connect(args.socket)
     reply = call(tracer, tracer.makefile("rb"), b'{"jsonrpc":"2.0","id":1,"method":"framerate.v1.Compositor/Trace"}\n')
     tracer.setblocking(False)
+    print(json.dumps({"ready": True, "links": len(links), "trace": "result" in reply}), flush=True)
     received = drain(ticking + ([tracer] if read else []), args.seconds, keep=tracer)
     print(json.dumps({"links": len(links), "trace": "result" in reply, "trace_bytes_read": received}), flush=True)
+
+
+def unpause(links):
+    """Makes the connections of `links` (socket, link id) non-blocking and unpauses each
+    one's links in one batch line; returns the connections."""
+    connections = list({id(sock): sock for sock, _ in links}.values())
+    for sock in connections:
+        sock.setblocking(False)
+        mine = [link for owner, link in links if owner is sock]
+        sock.sendall(("[" + ",".join(json.dumps({"jsonrpc": "2.0", "id": link, "method": "framerate.v1.DisplayLink/Update",
+                                                  "params": {"link": link, "paused": False}}) for link in mine) + "]\n").encode())
+    return connections
 
 
 def update_batches(args):
@@ -288,13 +304,7 @@ def update_batches(args):
     owner = links[0][0]
     own = [link for sock, link in links if sock is owner]
     # Every connection is read: the links tick, and a client that leaves its ticks unread is closed.
-    readers = list({id(sock): sock for sock, _ in links}.values()) + watchers
-    for each in readers:
-        each.setblocking(False)
-    for each in readers[:-len(watchers)]:
-        mine = [link for owner_socket, link in links if owner_socket is each]
-        each.sendall(("[" + ",".join(json.dumps({"jsonrpc": "2.0", "id": link, "method": "framerate.v1.DisplayLink/Update",
-                                                  "params": {"link": link, "paused": False}}) for link in mine) + "]\n").encode())
+    readers = unpause(links) + watchers
     sock = owner
     deadline = time.monotonic() + args.seconds
     sent = received = batches = 0

@@ -44,6 +44,10 @@ ATTACKS = {
 }
 
 
+# Attacker roles that print a line once their state is in place (checked before the prober starts).
+SET_UP_ROLES = {"trace-read", "trace-unread"}
+
+
 def answers(path: str) -> bool:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -130,6 +134,10 @@ def test_a_root_link_keeps_its_ticks_and_control_calls_stay_fast(daemon, attack)
         assert victim.line(10)["ready"]
         for role in roles:
             actors.append(Actor(directory, role, path, WINDOW + 1, True))
+            if role in SET_UP_ROLES:
+                # An attack that builds state first says when it is in place, and how much.
+                setup = actors[-1].line(30)
+                assert setup.get("trace") and setup.get("links") == 1000, setup
         prober = Actor(directory, "prober", path, WINDOW, False)
         actors.append(prober)
 
