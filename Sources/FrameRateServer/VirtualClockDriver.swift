@@ -76,7 +76,12 @@ package struct VirtualClockDriver<C: Clock>: Sendable where C.Duration == Durati
     ///   - nextDue: the first instant the tick plane has something to do (`nil`: nothing).
     ///   - wallNow: the wall clock now.
     package mutating func decide(unanswered: [UnansweredTick], linksTick: Bool, nextDue: C.Instant?, wallNow: C.Instant) -> Decision {
-        gaveUp = gaveUp.filter { entry in unanswered.contains { $0.link == entry.key && $0.interval == entry.value } }
+        if !gaveUp.isEmpty {
+            // Kept while that same wait is still unanswered; a set, as walking `unanswered`
+            // for each entry was O(links²) a step, and a turn may take 10,000 steps.
+            let outstanding = Set(unanswered)
+            gaveUp = gaveUp.filter { outstanding.contains(UnansweredTick(link: $0.key, interval: $0.value)) }
+        }
         let pending = unanswered.filter { gaveUp[$0.link] != $0.interval }
         var decision = Decision(action: .idle)
         if pending.isEmpty {
