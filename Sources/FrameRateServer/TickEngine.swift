@@ -257,9 +257,7 @@ package final class TickEngine: Sendable {
         // Each report is read in place, by index: binding it (`for report in`) copies it.
         for index in wake.reports.indices {
             Self.plan(wake.reports[index], writers: writers[index], sentAt: now, into: &shards)
-            if wake.reports[index].rateChange != nil {
-                for (change, _) in wake.reports[index].rateChanges { events.rateChanged(wake.reports[index].display, change) }
-            }
+            for (change, _) in wake.reports[index].rateChanges { events.rateChanged(wake.reports[index].display, change) }
             let period = wake.reports[index].vsync.duration(to: wake.reports[index].nextVsync)
             shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
         }

@@ -116,16 +116,8 @@ def prober(args):
 
 def holder(args):
     """--links paused links over several connections (they show in GetState, tick nowhere)."""
-    connections = []
-    remaining = args.links
-    while remaining > 0:
-        sock = connect(args.socket)
-        reader = sock.makefile("rb")
-        for index in range(min(60, remaining)):
-            reply = call(sock, reader, register_line(index + 1, 30, 60, 60, paused=True))
-            assert "result" in reply, reply
-            remaining -= 1
-        connections.append(sock)
+    links = register_links(args.socket, args.links)
+    assert len(links) == args.links, f"{len(links)} of {args.links} links registered"
     print(json.dumps({"ready": True, "links": args.links}), flush=True)
     time.sleep(args.seconds)
     print(json.dumps({"held": args.links}), flush=True)
@@ -205,22 +197,21 @@ def churn(args):
     print(json.dumps({"cycles": count}), flush=True)
 
 
-def register_links(path, count, paused):
-    """`count` links over connections of 60 (the per-connection limit), each connection's in
-    one batch line, ranges spread over 10-120 Hz; returns (socket, link id) pairs."""
+def register_links(path, count):
+    """`count` paused links over connections of 60 (the per-connection limit), each
+    connection's in one batch line, ranges spread over 10-120 Hz; returns (socket, link id)
+    pairs. Paused, so no connection has ticks to read while the next ones register."""
     links = []
     for offset in range(0, count, 60):
         sock = connect(path)
         reader = sock.makefile("rb")
-        requests = [register_line(index + 1, 10 + (offset + index) % 110, 120, 10 + (offset + index) % 110, paused=paused).strip()
+        requests = [register_line(index + 1, 10 + (offset + index) % 110, 120, 10 + (offset + index) % 110, paused=True).strip()
                     for index in range(min(60, count - offset))]
         sock.sendall(b"[" + b",".join(requests) + b"]\n")
-        # Ticks of links registered unpaused follow the batch's reply; skip any before it.
         line = reader.readline()
-        while line and not line.startswith(b"[") and b'"id"' not in line:
-            line = reader.readline()
         if not line:
             raise ConnectionError("daemon closed the connection")
+        # A batch's replies, or one error object for a batch refused whole.
         replies = json.loads(line)
         for reply in replies if isinstance(replies, list) else [replies]:
             if "result" in reply:
@@ -263,7 +254,7 @@ def trace(args, read):
     read or never read: the tick plane records every tick while a trace runs."""
     # Registered paused (a connection not read while the others register would pass its
     # high-water mark), then every connection unpaused and read.
-    links = register_links(args.socket, args.links, paused=True)
+    links = register_links(args.socket, args.links)
     ticking = unpause(links)
     tracer = connect(args.socket)
     reply = call(tracer, tracer.makefile("rb"), b'{"jsonrpc":"2.0","id":1,"method":"framerate.v1.Compositor/Trace"}\n')
@@ -290,7 +281,7 @@ def update_batches(args):
     16 a connection, their events read), then batches of 128 Updates of its own links, each
     a new range (so each re-arbitrates and is announced to every watch), replies read."""
     # Paused until every connection is read below.
-    links = register_links(args.socket, args.links, paused=True)
+    links = register_links(args.socket, args.links)
     watchers = []
     for _ in range(4):
         sock = connect(args.socket)
