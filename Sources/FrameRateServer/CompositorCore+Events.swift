@@ -1,12 +1,14 @@
 package import FrameRateModel
 import FrameRatePosix
-import FrameRateProtocol
+package import FrameRateProtocol
 import Logging
 import NIOCore
 
 extension CompositorCore {
-    /// A display's rate changed at a vsync (reported by the tick plane, hopped here).
-    package func refreshRateChanged(display: DisplayID, change: RefreshRateChange) {
+    /// A display's rate changed at the vsync `at` (reported by the tick plane, hopped here).
+    /// Watchers' events carry that vsync's time, not this call's: the hop, or a late
+    /// wake-up that passed over the vsync, may come a period or more after it.
+    package func refreshRateChanged(display: DisplayID, change: RefreshRateChange, at vsync: MonotonicClock.Instant) {
         let decision = change.decision
         logger.info(
             "display \(display.rawValue) refresh rate \(FrameRateMath.format(change.from)) -> \(FrameRateMath.format(change.to)) Hz: \(change.reason)",
@@ -21,7 +23,7 @@ extension CompositorCore {
         if !watchers.isEmpty {
             // The start is fixed for the daemon's life; no pending change in an event's decision.
             let start = shared.read { $0.compositor.start }
-            let at = now().seconds
+            let at = vsync.seconds
             emit { viewer in
                 let showingLabel = self.labelVisibility(viewer, of: decision)
                 return .refreshRateChanged(

@@ -125,11 +125,11 @@ public final class FrameRateServer: Service, Sendable {
         let engine = try TickEngine(
             shared: shared, workers: virtualClock == nil ? configuration.fanOutThreads : 1, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
-                rateChanged: { display, change in
+                rateChanged: { display, change, vsync in
                     if virtualClock != nil, eventLoop.inEventLoop {
-                        bound.value.refreshRateChanged(display: display, change: change)
+                        bound.value.refreshRateChanged(display: display, change: change, at: vsync)
                     } else {
-                        eventLoop.execute { bound.value.refreshRateChanged(display: display, change: change) }
+                        eventLoop.execute { bound.value.refreshRateChanged(display: display, change: change, at: vsync) }
                     }
                 },
                 disconnect: { owner in eventLoop.execute { bound.value.disconnectUnwritable(owner: owner) } },

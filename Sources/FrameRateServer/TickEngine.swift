@@ -23,8 +23,9 @@ package final class TickEngine: Sendable {
     /// What the control loop hears from the tick plane. Called on a tick-plane thread;
     /// each must hand its work to the control loop and return at once.
     package struct Events: Sendable {
-        /// A display's refresh rate changed at a vsync.
-        var rateChanged: @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in }
+        /// A display's refresh rate changed at a vsync: the vsync it took effect at (on
+        /// `CLOCK_MONOTONIC`), which a late wake-up can leave a period or more before now.
+        var rateChanged: @Sendable (DisplayID, RefreshRateChange, _ vsync: MonotonicClock.Instant) -> Void = { _, _, _ in }
         /// A connection has not read for the unwritable timeout: close it.
         var disconnect: @Sendable (OwnerID) -> Void = { _ in }
         /// The tick plane is alive (watchdog).
@@ -47,7 +48,7 @@ package final class TickEngine: Sendable {
         var resumed: @Sendable (DisplayID, [ResumedLink]) -> Void = { _, _ in }
 
         package init(
-            rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange) -> Void = { _, _ in },
+            rateChanged: @escaping @Sendable (DisplayID, RefreshRateChange, _ vsync: MonotonicClock.Instant) -> Void = { _, _, _ in },
             disconnect: @escaping @Sendable (OwnerID) -> Void = { _ in },
             watchdog: @escaping @Sendable () -> Void = {},
             lateWake: @escaping @Sendable (_ lateness: Duration, _ busy: Duration?) -> Void = { _, _ in },
@@ -257,7 +258,7 @@ package final class TickEngine: Sendable {
         // Each report is read in place, by index: binding it (`for report in`) copies it.
         for index in wake.reports.indices {
             Self.plan(wake.reports[index], writers: writers[index], sentAt: now, into: &shards)
-            for (change, _) in wake.reports[index].rateChanges { events.rateChanged(wake.reports[index].display, change) }
+            for (change, vsync) in wake.reports[index].rateChanges { events.rateChanged(wake.reports[index].display, change, vsync) }
             let period = wake.reports[index].vsync.duration(to: wake.reports[index].nextVsync)
             shortestPeriod = shortestPeriod.map { Swift.min($0, period) } ?? period
         }

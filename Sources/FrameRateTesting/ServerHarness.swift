@@ -80,7 +80,7 @@ package final class ServerHarness {
         engine = try! TickEngine(
             shared: shared, workers: self.fanOutThreads, sendPath: configuration.tickSendPath,
             events: TickEngine.Events(
-                rateChanged: { display, change in bound.value.refreshRateChanged(display: display, change: change) },
+                rateChanged: { display, change, vsync in bound.value.refreshRateChanged(display: display, change: change, at: vsync) },
                 disconnect: { owner in bound.value.disconnectUnwritable(owner: owner) },
                 watchdog: { pings.count.add(1, ordering: .relaxed) },
                 lateWake: { lateness, busy in bound.value.tickPlaneLate(lateness: lateness, busy: busy) },

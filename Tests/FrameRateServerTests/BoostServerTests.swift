@@ -156,13 +156,21 @@ import Glibc
         _ = try client.result(.boost, #"{"link":\#(booster),"duration":0.03,"range":{"minimum":80,"maximum":80,"preferred":80}}"#)
         _ = try client.result(.update, #"{"link":\#(holder),"paused":true}"#)
         let decreaseDue = try #require(server.nextWake)
-        server.step(to: decreaseDue.advanced(by: .milliseconds(52)))
+        let wokeAt = decreaseDue.advanced(by: .milliseconds(52))
+        server.step(to: wokeAt)
         let changes = try watcher.lines().compactMap { line -> [Double]? in
             guard let params = try JSONValue(parsing: line)["params"], params["kind"] == "refreshRateChanged",
-                case .number(let from) = params["from"], case .number(let to) = params["to"]
+                case .number(let from) = params["from"], case .number(let to) = params["to"], case .number(let at) = params["at"]
             else { return nil }
-            return [from.doubleValue, to.doubleValue]
+            return [from.doubleValue, to.doubleValue, at.doubleValue]
         }
-        #expect(changes == [[120, 80], [80, 30]])
+        #expect(changes.map { Array($0.prefix(2)) } == [[120, 80], [80, 30]])
+        // Each event carries the vsync its change took effect at, not the late wake-up's
+        // time: the passed-over decrease its own vsync, the boost's end a later one
+        // on the 80 Hz grid (12.5 ms), before the wake-up.
+        try #require(changes.count == 2)
+        #expect(abs(changes[0][2] - decreaseDue.seconds) < 1e-6)
+        #expect(changes[1][2] > changes[0][2] + 0.012)
+        #expect(changes[1][2] < wokeAt.seconds - 1e-6)
     }
 }
