@@ -433,8 +433,8 @@ wait_for 5 "the journal entry for the registration (MESSAGE_ID $MESSAGE_ID_LINK_
 step "journal: $(grep -o '"MESSAGE_ID":"[^"]*"\|"MESSAGE":"[^"]*"\|"FRAMERATED_[A-Z_]*":"[^"]*"' <<<"${entry%%$'\n'*}" | tr '\n' ' ')"
 
 # --- the admin group, through the sandbox --------------------------------------------
-# The daemon learns a peer's supplementary groups from /proc/PID/status, which is why
-# the unit sets neither ProtectProc=invisible nor PrivateUsers=.
+# The daemon learns a peer's supplementary groups from SO_PEERGROUPS; PrivateUsers= would
+# map them to nobody, which is one reason the unit does not set it (docs/operations.md).
 as_nobody() { ns setpriv --reuid=nobody --regid=nogroup "$@" --socket /run/framerated/framerated.sock; }
 denied=$(as_nobody --clear-groups framectl caps --low-power on 2>&1) &&
     fail "framectl caps as nobody was allowed: $denied"
