@@ -55,16 +55,23 @@ public final class SocketWriter: Sendable {
         public var needsFlush: @Sendable (_ descriptor: Int32) -> Void
         /// The writer closed its descriptor: stop watching it.
         public var closing: @Sendable (_ descriptor: Int32) -> Void
+        /// A send failed (`EPIPE`, `ECONNRESET`, …), once: nothing more can reach the peer,
+        /// and the writer discards what it is given, so the owner must close the connection.
+        /// The peer may still be sending (it shut down only its reading side), so its
+        /// readable side says nothing of this.
+        public var failed: @Sendable (_ errno: Int32) -> Void
 
         /// Builds an observer.
         public init(
             writabilityChanged: @escaping @Sendable (Bool) -> Void = { _ in },
             needsFlush: @escaping @Sendable (Int32) -> Void = { _ in },
-            closing: @escaping @Sendable (Int32) -> Void = { _ in }
+            closing: @escaping @Sendable (Int32) -> Void = { _ in },
+            failed: @escaping @Sendable (Int32) -> Void = { _ in }
         ) {
             self.writabilityChanged = writabilityChanged
             self.needsFlush = needsFlush
             self.closing = closing
+            self.failed = failed
         }
     }
 
@@ -197,8 +204,8 @@ public final class SocketWriter: Sendable {
                 case .complete:
                     reopenIfIdle(state)
                     return .sent
-                case .failed:
-                    state.failed = true
+                case .failed(let errno):
+                    fail(errno, state: &state)
                     return .discarded
                 case .partial(let count):
                     var rest = bytes
@@ -210,6 +217,14 @@ public final class SocketWriter: Sendable {
             enqueue(bytes, descriptor: descriptor, state: &state)
             return .queued
         }
+    }
+
+    /// A send failed: nothing more can be sent, what is queued is dropped, and the
+    /// observer hears of it (only here, so once: every send checks `failed` first).
+    private func fail(_ errno: Int32, state: inout State) {
+        state.failed = true
+        state.queue = nil
+        observer.failed(errno)
     }
 
     private func enqueue(_ bytes: ByteBuffer, descriptor: Int32, state: inout State) {
@@ -285,9 +300,8 @@ public final class SocketWriter: Sendable {
         case .partial(let count):
             state.queue!.moveReaderIndex(forwardBy: count)
             Self.compactIfPaidFor(&state)
-        case .failed:
-            state.failed = true
-            state.queue = nil
+        case .failed(let errno):
+            fail(errno, state: &state)
             if let drained = state.drained {
                 state.drained = nil
                 drained()
@@ -394,9 +408,8 @@ public final class SocketWriter: Sendable {
                 state.queue = nil
                 enqueue(remainder, descriptor: descriptor, state: &state)
                 return
-            case .failed:
-                state.failed = true
-                state.queue = nil
+            case .failed(let errno):
+                fail(errno, state: &state)
             }
             // Replies written while the ticks were in flight were queued behind them.
             if flush(state: &state), let drained = state.drained {

@@ -247,8 +247,25 @@ package final class CompositorCore {
                 loop.eventLoop.execute { loop.value.writabilityChanged(owner: owner, writable: writable) }
             },
             needsFlush: { descriptor in shared.waiter.watchWritable(descriptor, token: owner.rawValue) },
-            closing: { descriptor in shared.waiter.unwatch(descriptor) }
+            closing: { descriptor in shared.waiter.unwatch(descriptor) },
+            failed: { errno in loop.eventLoop.execute { loop.value.sendFailed(owner: owner, errno: errno) } }
         )
+    }
+
+    /// A send to `owner` failed (the writer discards everything from now on): the
+    /// connection closes, and its links, watches and trace go with it. Usually the peer
+    /// has closed and NIO is about to say so; but a peer that shut down only its reading
+    /// side (`shutdown(SHUT_RD)`) leaves the daemon's end readable and never hung up, and
+    /// without this its links would vote and tick for as long as it kept the socket open,
+    /// past the unwritable timeout (which only counts bytes queued, and a failed writer
+    /// queues none).
+    func sendFailed(owner: OwnerID, errno: Int32) {
+        guard let session = sessions[owner] else { return }
+        logger.debug(
+            "a send to the client failed (errno \(errno)): closing its connection",
+            metadata: peerMetadata(session.peer).merging(["event": "client-send-failed"]) { $1 }
+        )
+        session.context.close(promise: nil)
     }
 
     /// The connection closed (for any reason): its links and watches go, the display re-arbitrates now.

@@ -233,7 +233,14 @@ import Testing
         #expect(dup2(null, ring) == ring)
         let pairs = try (0..<5).map { _ in try Pair(sendBuffer: 1 << 16) }
         defer { for pair in pairs { close(pair.reading) } }
-        let writers = pairs.map { SocketWriter(destination: .socket($0.writing), highWater: 1 << 20) }
+        // Each writer's owner hears once that its connection failed, so it can close it.
+        let failures = Mutex<[Int]>([])
+        let writers = pairs.indices.map { index in
+            SocketWriter(
+                destination: .socket(pairs[index].writing), highWater: 1 << 20,
+                observer: SocketWriter.Observer(failed: { _ in failures.withLock { $0.append(index) } })
+            )
+        }
         defer { for writer in writers { writer.close() } }
         func batch(_ round: Int, to indices: Range<Int>) {
             var bytes = ByteBuffer()
@@ -257,6 +264,7 @@ import Testing
             #expect(pairs[index].drain().isEmpty)
         }
         for index in 2..<5 { #expect(Self.text(pairs[index].drain()) == "round 1 connection \(index)\n") }
+        #expect(failures.withLock { $0 } == [0, 1])
         batch(2, to: 2..<5)
         for index in 2..<5 { #expect(Self.text(pairs[index].drain()) == "round 2 connection \(index)\n") }
     }

@@ -47,11 +47,13 @@ import Testing
         let writability = Mutex<[Bool]>([])
         let flushRequests = Mutex(0)
         let closed = Mutex<[Int32]>([])
+        let failures = Mutex<[Int32]>([])
         var observer: SocketWriter.Observer {
             SocketWriter.Observer(
                 writabilityChanged: { writable in self.writability.withLock { $0.append(writable) } },
                 needsFlush: { _ in self.flushRequests.withLock { $0 += 1 } },
-                closing: { descriptor in self.closed.withLock { $0.append(descriptor) } }
+                closing: { descriptor in self.closed.withLock { $0.append(descriptor) } },
+                failed: { errno in self.failures.withLock { $0.append(errno) } }
             )
         }
     }
@@ -182,6 +184,44 @@ import Testing
         #expect(released.withLock { $0 }, "a dead connection will never drain: the waiter is not left hanging")
         #expect(writer.write(Self.line(0)) == .discarded)
         writer.close()
+    }
+
+    /// A peer that shuts down only its reading side leaves the daemon's end readable and
+    /// never hung up: the writer's observer is the only one to learn the peer is gone, once,
+    /// whichever path met the failure (a direct write, a flush, a tick send's landing).
+    @Test(arguments: ["write", "flush", "landing"])
+    func aFailedSendIsReportedOnceWhicheverPathMeetsIt(path: String) throws {
+        let pair = try Pair()
+        let events = Events()
+        let writer = SocketWriter(destination: .socket(pair.writing), highWater: 1 << 20, observer: events.observer)
+        if path == "flush" {
+            for index in 0..<500 { writer.write(Self.line(index)) }
+            try #require(writer.queuedBytes > 0, "the small send buffer queued the rest")
+        }
+        try #require(shutdown(pair.reading, Int32(SHUT_RD)) == 0)
+        switch path {
+        case "write":
+            #expect(writer.write(Self.line(0)) == .discarded)
+        case "flush":
+            writer.flush()
+            #expect(writer.queuedBytes == 0, "a dead connection's queue is dropped")
+        default:
+            guard case .socket(let descriptor, _) = writer.claimForTicks() else {
+                Issue.record("an idle writer over a socket lets the fan-out send directly")
+                return
+            }
+            let line = Self.line(0)
+            line.withUnsafeReadableBytes { bytes in writer.landTicks(SystemCall.send(descriptor, bytes), of: bytes) }
+        }
+        #expect(events.failures.withLock { $0 } == [EPIPE])
+        #expect(writer.isClosed)
+        // Later sends are discarded without another report.
+        #expect(writer.write(Self.line(1)) == .discarded)
+        writer.flush()
+        #expect(writer.claimForTicks() == .closed)
+        #expect(events.failures.withLock { $0 } == [EPIPE])
+        writer.close()
+        SystemCall.close(pair.reading)
     }
 
     @Test func aSinkTakesWholeWritesInOrder() {

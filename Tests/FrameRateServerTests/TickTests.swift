@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import FrameRateModel
 import FrameRatePosix
 import FrameRateProtocol
@@ -383,6 +388,28 @@ import Testing
         server.step(to: since.advanced(by: .milliseconds(499)))
         #expect(client.channel.isActive)
         server.step(to: since.advanced(by: .milliseconds(500)))
+        #expect(!client.channel.isActive)
+        #expect(server.compositor.linkCount == 0)
+        let events = try watcher.lines().map { try notificationParams($0, .event) }
+        #expect(events.contains(["watch": 1, "kind": "linkRemoved", "display": 0, "link": JSONValue(link), "reason": "connection closed"]))
+    }
+
+    /// A client that shuts down only its reading side never hangs up its end: the daemon's
+    /// end stays readable and NIO sees no close, and a failed writer queues nothing, so the
+    /// unwritable timeout never starts. The failed send itself must close the connection,
+    /// or the link votes and ticks for as long as the client keeps the socket.
+    @Test func aClientThatStopsReceivingIsDisconnectedAtTheFirstFailedSend() throws {
+        let server = ServerHarness()
+        let watcher = try server.connect(Peers.user)
+        _ = try watcher.result(.watch)
+        let client = try server.connect(socketBuffer: 1 << 16)
+        let link = try client.register(120, 120, 120, extra: #","highFrameRate":true"#)
+        try server.runNextVsync()
+        _ = try client.lines()
+        _ = try watcher.lines()
+        let clientEnd = try #require(client.peerDescriptor)
+        try #require(shutdown(clientEnd, Int32(SHUT_RD)) == 0)
+        try server.runNextVsync()
         #expect(!client.channel.isActive)
         #expect(server.compositor.linkCount == 0)
         let events = try watcher.lines().map { try notificationParams($0, .event) }

@@ -62,6 +62,33 @@ def test_a_killed_client_releases_its_link(daemon):
             victim.wait()
 
 
+def test_a_client_that_stops_receiving_is_disconnected(daemon):
+    """A client that shuts down only its reading side never hangs up: the daemon's end
+    stays readable, so only the first tick send that fails (EPIPE) can tell the daemon
+    the client is gone. Its link must go then, not vote and tick for as long as the
+    client keeps the socket open."""
+    import json
+    import socket
+
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        raw.connect(daemon.socket_path)
+        request = {"jsonrpc": "2.0", "id": 1, "method": "framerate.v1.DisplayLink/Register",
+                   "params": {"range": {"minimum": 120, "maximum": 120, "preferred": 120},
+                              "highFrameRate": True, "label": "half-closed"}}
+        raw.sendall(json.dumps(request).encode() + b"\n")
+        reply = raw.makefile("rb").readline()
+        assert json.loads(reply)["result"]["link"] >= 1, reply
+        with framerate.connect_blocking(daemon.socket_path) as conn:
+            (entry,) = links_of(conn.state())
+            assert entry["label"] == "half-closed"
+            raw.shutdown(socket.SHUT_RD)
+            wait_until(lambda: not links_of(conn.state()), 5.0, "the half-closed client's link to be released",
+                       first=0.01, cap=0.05)
+    finally:
+        raw.close()
+
+
 def _ticks_across_the_restart(next_tick, last, daemon):
     """Reads ticks until the first one of the new daemon (timestamped after it was
     spawned); every tick on the way keeps the sequence invariant. Returns
