@@ -492,13 +492,18 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let (arbiter, caps) = (self.arbiter, self.caps)
         for group in groupedByVsync(ended) {
             let refresh = refreshRate
+            // The group's votes move in one batch (``VoteTally/set(_:)``): one by one, each
+            // rejoining link shifted the members of the vote it rejoined.
+            var votes: [(link: LinkID, key: VoteTally.Key?)] = []
+            votes.reserveCapacity(group.count)
             for (id, _) in ended[group] {
                 boostEnds[id] = nil
                 guard let index = positions[id] else { continue }
                 links[index].boost = nil
                 links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
-                recountVote(at: index)
+                votes.append((id, Self.voteKey(of: links[index])))
             }
+            tally.set(votes)
             rearbitrate(at: origin.advanced(by: ended[group.upperBound - 1].value))
         }
     }

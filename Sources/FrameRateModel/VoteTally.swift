@@ -9,7 +9,8 @@
 ///
 /// Cost: O(1) expected per change of a link's vote, plus O(entry size) when the link is
 /// not the highest-numbered of the entry it joins or leaves (members are kept sorted, and
-/// new links have the highest ids). Re-arbitration walked every link's 664-byte state,
+/// new links have the highest ids); a batch (``set(_:)``, a vsync's ended boosts) rebuilds
+/// each entry it changes once. Re-arbitration walked every link's 664-byte state,
 /// about 1 ms at 10,000 links on the Intel VM; the entries are as many as the distinct
 /// votes (1,683 in `framebench arbitrate`'s varied set).
 struct VoteTally: Sendable {
@@ -52,6 +53,71 @@ struct VoteTally: Sendable {
         if let key { join(link, key) }
     }
 
+    /// Counts each link as voting its key (or as not voting), all at once: what one vsync's
+    /// ended boosts do. One by one, each move into an entry of `m` members shifts up to `m`
+    /// of them, so `k` links rejoining a popular vote cost O(k·m) (1,024 boosts of one user
+    /// ending together beside 10,000 others' links of the same vote: about 45 MB moved under
+    /// the model lock, on the tick plane). Here each entry changed is rebuilt once: its
+    /// members that stay, merged with the joining links sorted, O(m + k log k).
+    /// - Precondition: each link appears at most once in `changes`.
+    mutating func set(_ changes: [(link: LinkID, key: Key?)]) {
+        guard changes.count > 1 else {
+            if let change = changes.first { set(change.link, to: change.key) }
+            return
+        }
+        var leaving: [Key: Set<LinkID>] = [:]
+        var joining: [Key: [LinkID]] = [:]
+        // The entries changed, in the order the changes name them: new entries are appended,
+        // and emptied ones replaced by the last, in an order that does not depend on hashing.
+        var changed: [Key] = []
+        var seen: Set<Key> = []
+        for (link, key) in changes {
+            let previous = keys[link]
+            guard previous != key else { continue }
+            if let previous {
+                leaving[previous, default: []].insert(link)
+                if seen.insert(previous).inserted { changed.append(previous) }
+            }
+            keys[link] = key
+            if let key {
+                joining[key, default: []].append(link)
+                if seen.insert(key).inserted { changed.append(key) }
+            }
+        }
+        for key in changed {
+            let gone = leaving[key] ?? []
+            let kept = positions[key].map { position in entries[position].members.filter { !gone.contains($0) } } ?? []
+            let members = Self.merged(kept, (joining[key] ?? []).sorted())
+            if let position = positions[key] {
+                if members.isEmpty { removeEntry(at: position) } else { entries[position].members = members }
+            } else if !members.isEmpty {
+                positions[key] = entries.count
+                entries.append(Entry(key: key, members: members))
+            }
+        }
+    }
+
+    /// Two sorted lists of distinct links as one sorted list.
+    private static func merged(_ first: [LinkID], _ second: [LinkID]) -> [LinkID] {
+        guard !second.isEmpty else { return first }
+        guard !first.isEmpty else { return second }
+        var result: [LinkID] = []
+        result.reserveCapacity(first.count + second.count)
+        var (i, j) = (0, 0)
+        while i < first.count && j < second.count {
+            if first[i] < second[j] {
+                result.append(first[i])
+                i += 1
+            } else {
+                result.append(second[j])
+                j += 1
+            }
+        }
+        result += first[i...]
+        result += second[j...]
+        return result
+    }
+
     private mutating func join(_ link: LinkID, _ key: Key) {
         guard let position = positions[key] else {
             positions[key] = entries.count
@@ -67,9 +133,12 @@ struct VoteTally: Sendable {
         let at = Self.insertionPoint(of: link, in: entries[position].members)
         precondition(at < entries[position].members.count && entries[position].members[at] == link, "\(link) missing from its entry")
         entries[position].members.remove(at: at)
-        guard entries[position].members.isEmpty else { return }
-        // The last entry takes the emptied one's place.
-        positions[key] = nil
+        if entries[position].members.isEmpty { removeEntry(at: position) }
+    }
+
+    /// Removes an emptied entry: the last entry takes its place.
+    private mutating func removeEntry(at position: Int) {
+        positions[entries[position].key] = nil
         let last = entries.removeLast()
         if position < entries.count {
             entries[position] = last

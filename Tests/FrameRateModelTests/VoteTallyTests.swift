@@ -99,6 +99,33 @@ import Testing
         return [range.minimum, range.maximum, range.preferred, link.entitled ? 1 : 0]
     }
 
+    /// The members of every entry, by key (entry order aside).
+    static func membersByKey(_ tally: VoteTally) -> [VoteTally.Key: [LinkID]] {
+        Dictionary(uniqueKeysWithValues: tally.entries.map { ($0.key, $0.members) })
+    }
+
+    @Test("a batch of vote changes leaves the tally exactly as the same changes one by one: joins, moves, leaves, emptied and new entries")
+    func batchMatchesOneByOne() throws {
+        var rng = SeededGenerator(seed: 11)
+        let keys = try [30, 60, 120, 48, 24].map { try Self.key(Double($0)) } + [try Self.key(60, entitled: true)]
+        var batched = VoteTally()
+        var single = VoteTally()
+        for _ in 0..<300 {
+            // Each link at most once per batch, in shuffled order (as a vsync's ended boosts).
+            let count = Int.random(in: 0..<40, using: &rng)
+            let links = (1...60).map { LinkID(rawValue: UInt64($0)) }.shuffled(using: &rng).prefix(count)
+            let changes = links.map { link -> (link: LinkID, key: VoteTally.Key?) in
+                (link, Int.random(in: 0..<7, using: &rng) == 0 ? nil : keys.randomElement(using: &rng)!)
+            }
+            batched.set(changes)
+            for change in changes { single.set(change.link, to: change.key) }
+            #expect(Self.membersByKey(batched) == Self.membersByKey(single))
+            #expect(batched.count == single.count && batched.entries.count == single.entries.count)
+            for entry in batched.entries { #expect(entry.members == entry.members.sorted() && !entry.members.isEmpty) }
+            for id in 1...60 { #expect(batched.key(of: LinkID(rawValue: UInt64(id))) == single.key(of: LinkID(rawValue: UInt64(id)))) }
+        }
+    }
+
     /// Whether `kept` and `fresh` decide alike: everything but the pending change.
     static func same(_ kept: Decision, _ fresh: Decision) -> Bool {
         kept.rate == fresh.rate && kept.rule == fresh.rule && kept.deciders == fresh.deciders
