@@ -266,6 +266,12 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
     /// as of the latest time each display heard of.
     public var snapshot: [DisplaySnapshot] { displays.map(\.snapshot) }
 
+    /// The owners whose links some display's residency still credits by name (the identity
+    /// a closed connection must keep for them), without building a snapshot.
+    public var ownersNamedByResidency: Set<OwnerID> {
+        displays.reduce(into: []) { $0.formUnion($1.residency.namedOwners) }
+    }
+
     /// Every display as of `now`: residency counts up to `now`, hitch ratios are over the
     /// window ending at `now`.
     public func snapshot(at now: C.Instant) -> [DisplaySnapshot] {

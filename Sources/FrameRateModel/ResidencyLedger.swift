@@ -63,6 +63,10 @@ struct ResidencyLedger: Sendable {
         }
     }
 
+    /// The owners of the links the ledger credits by name (live ones, and ended ones it has
+    /// not merged away): O(named links), without building any entry.
+    var namedOwners: Set<OwnerID> { Set(identities.values.map(\.owner)) }
+
     /// `link` ended: it keeps its share (and identity) up to ``endedLimit`` ended links.
     mutating func linkEnded(_ link: LinkID) {
         guard identities[link] != nil else { return }

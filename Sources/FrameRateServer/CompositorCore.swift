@@ -311,9 +311,8 @@ package final class CompositorCore {
     private func retire(_ session: Session) {
         retiredPeers[session.owner] = session.peer
         guard retiredPeers.count > Self.retiredPeerLimit else { return }
-        let named = shared.read { state in
-            Set(state.compositor.snapshot.flatMap { $0.residency.flatMap { $0.heldBy.compactMap(\.owner) } })
-        }
+        // Only the ledgers' names, under the lock: a snapshot would build every link's.
+        let named = shared.read { $0.compositor.ownersNamedByResidency }
         retiredPeers = retiredPeers.filter { named.contains($0.key) }
     }
 

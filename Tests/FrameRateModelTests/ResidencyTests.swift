@@ -102,4 +102,27 @@ struct ResidencyTests {
         #expect(named.count <= 256)
         #expect(entries.contains { $0.heldBy.contains { $0.holder == .ended && $0.time > .zero } })
     }
+
+    @Test("the owners residency names are the owners of its entries' shares, without a snapshot, also once ended links merge")
+    func ownersNamedByResidency() throws {
+        var harness = Harness()
+        func ownersInEntries() -> Set<OwnerID> {
+            Set(harness.compositor.snapshot(at: harness.clock.now)[0].residency.flatMap(\.heldBy).compactMap(\.owner))
+        }
+        for index in 0..<300 {
+            let owner = OwnerID(rawValue: UInt64(100 + index))
+            let range = try FrameRateRange(minimum: 80, maximum: 120, preferred: 120)
+            let link = try harness.compositor.register(
+                owner: owner, configuration: DisplayLinkConfiguration(range: range, hasHighFrameRateEntitlement: true, label: "burst \(index)"),
+                at: harness.clock.now
+            ).link
+            try harness.run(seconds: 0.02)
+            if index < 299 { try harness.compositor.invalidate(link: link, owner: owner, at: harness.clock.now) }
+            if index == 10 || index == 299 { #expect(harness.compositor.ownersNamedByResidency == ownersInEntries()) }
+        }
+        try harness.run(seconds: 1)
+        let named = harness.compositor.ownersNamedByResidency
+        #expect(named == ownersInEntries())
+        #expect(named.count <= 257 && named.contains(OwnerID(rawValue: 399)), "merged owners are forgotten; the live one is named")
+    }
 }
