@@ -120,6 +120,37 @@ extension CompositorCore {
         return released
     }
 
+    /// Once every handed-over connection has been served: the owners among `adopted` whose
+    /// connection could not be (no descriptor left for NIO's duplicate, a registration that
+    /// failed) have links but no session, no writer and no usage; their links would vote
+    /// and be ticked into nothing until the daemon stops. They go now, as those of clients
+    /// that left during the handover, and watchers hear of each.
+    /// - Returns: the links released.
+    func releaseUnserved(_ adopted: Set<OwnerID>) -> [LinkID] {
+        eventLoop.preconditionInEventLoop()
+        let unserved = adopted.filter { sessions[$0] == nil }
+        guard !unserved.isEmpty else { return [] }
+        let at = now()
+        let removed = shared.change { state -> [(link: LinkID, display: DisplayID)] in
+            var removed: [(link: LinkID, display: DisplayID)] = []
+            for owner in unserved.sorted(by: { $0.rawValue < $1.rawValue }) {
+                removed += state.compositor.links(of: owner)
+                _ = state.compositor.removeLinks(of: owner, at: at)
+            }
+            return removed
+        }
+        for (link, display) in removed {
+            announcedHeldBack[link] = nil
+            emit(.linkRemoved(display: display, link: link, reason: "connection closed"))
+        }
+        trace {
+            removed.map { TraceRecord.linkRemoved(display: $0.display, at: at.seconds, link: $0.link) }
+                + decisionRecords(Array(Set(removed.map(\.display))), at: at)
+        }
+        publishStatus()
+        return removed.map(\.link)
+    }
+
     /// A connection the previous daemon handed over: it keeps its owner id (so its links),
     /// its watches; `peer` is read again from the socket.
     func adopt(_ record: HandoverSession, peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination) -> Session {

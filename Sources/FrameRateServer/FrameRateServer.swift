@@ -205,6 +205,13 @@ public final class FrameRateServer: Service, Sendable {
             let served = takeOver.adopted.map { record, descriptor in serve(descriptor, PeerCredentials.ofPeer(of: descriptor), record) }
             try? await EventLoopFuture.andAllComplete(served, on: eventLoop).get()
             try? await eventLoop.submit {}.get()
+            let owners = Set(takeOver.adopted.map(\.0.owner))
+            if let unserved = try? await eventLoop.submit({ bound.value.releaseUnserved(owners) }).get(), !unserved.isEmpty {
+                logger.warning(
+                    "released \(unserved.count) handed-over links whose connections could not be served (see the errors above)",
+                    metadata: ["event": "handover-unserved", "links": "\(unserved.count)"]
+                )
+            }
         }
         let flusher = virtualClock.map { _ in WritabilityFlusher(shared: shared) }
         let tickThread = try OSThread.spawn(name: "fanout-0") {

@@ -182,3 +182,34 @@ struct HandoverTests {
         for (_, descriptor) in takeOver.adopted { close(descriptor) }
     }
 }
+
+/// The new daemon's clean-up once every handed-over connection has been served.
+@Suite("Restart handover: connections that could not be served")
+struct HandoverUnservedTests {
+    @Test("owners whose handed-over connection could not be served lose their links, and watchers hear of each; served owners keep theirs")
+    func unservedOwnersLoseTheirLinks() throws {
+        let server = ServerHarness()
+        let watcher = try server.connect(Peers.user)
+        _ = try watcher.result(.watch)
+        let client = try server.connect()
+        let kept = try client.register(60, 60, 60)
+        let served = try #require(server.core.sessions.values.first { !server.compositor.links(of: $0.owner).isEmpty }).owner
+        // As a restored compositor has them: links of an owner no session took up.
+        let unserved = OwnerID(rawValue: 999 << 32 | 999)
+        let range = try FrameRateRange(minimum: 30, maximum: 60, preferred: 60)
+        let orphans = try (0..<2).map { _ in
+            try server.shared.change { state in
+                try state.compositor.register(owner: unserved, configuration: DisplayLinkConfiguration(range: range), at: server.clock.now).link
+            }
+        }
+        _ = try watcher.lines()
+        let released = server.core.releaseUnserved([served, unserved])
+        #expect(Set(released) == Set(orphans))
+        #expect(server.compositor.links(of: unserved).isEmpty)
+        #expect(server.compositor.links(of: served).map(\.link.rawValue) == [kept])
+        let removed = try watcher.lines().map { try notificationParams($0, .event) }.filter { $0["kind"] == "linkRemoved" }
+        #expect(Set(removed.compactMap { $0["link"] }) == Set(orphans.map { JSONValue($0.rawValue) }))
+        // Nothing left to release: a second call changes nothing.
+        #expect(server.core.releaseUnserved([served, unserved]).isEmpty)
+    }
+}
