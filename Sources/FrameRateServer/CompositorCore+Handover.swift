@@ -139,14 +139,7 @@ extension CompositorCore {
             }
             return removed
         }
-        for (link, display) in removed {
-            announcedHeldBack[link] = nil
-            emit(.linkRemoved(display: display, link: link, reason: "connection closed"))
-        }
-        trace {
-            removed.map { TraceRecord.linkRemoved(display: $0.display, at: at.seconds, link: $0.link) }
-                + decisionRecords(Array(Set(removed.map(\.display))), at: at)
-        }
+        announceClosedConnectionLinks(removed, at: at)
         publishStatus()
         return removed.map(\.link)
     }

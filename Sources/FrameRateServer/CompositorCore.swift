@@ -293,6 +293,15 @@ package final class CompositorCore {
         usage.add(session.peer.uid, links: -removed.count)
         if !removed.isEmpty { retire(session) }
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }
+        announceClosedConnectionLinks(removed, at: at)
+        logger.debug("client disconnected", metadata: peerMetadata(session.peer))
+        publishStatus()
+        virtualTimeMayAdvance()
+    }
+
+    /// Tells watchers and the trace that links went with their connection (`removed`, as
+    /// the model listed them before removing them, at `at`), and forgets their announced waits.
+    func announceClosedConnectionLinks(_ removed: [(link: LinkID, display: DisplayID)], at: MonotonicClock.Instant) {
         for (link, display) in removed {
             announcedHeldBack[link] = nil
             emit(.linkRemoved(display: display, link: link, reason: "connection closed"))
@@ -301,9 +310,6 @@ package final class CompositorCore {
             removed.map { TraceRecord.linkRemoved(display: $0.display, at: at.seconds, link: $0.link) }
                 + decisionRecords(Array(Set(removed.map(\.display))), at: at)
         }
-        logger.debug("client disconnected", metadata: peerMetadata(session.peer))
-        publishStatus()
-        virtualTimeMayAdvance()
     }
 
     /// Keeps a closed connection's identity for the residency its links earned; drops the
