@@ -488,7 +488,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private mutating func expireBoosts(through now: C.Instant) {
         let time = origin.duration(to: now)
         guard let earliest = earliestBoostEnd, earliest <= time else { return }
-        let ended = boostEnds.filter { $0.value <= time }.sorted { $0.value < $1.value }
+        // By end, then by id: the dictionary's order would otherwise order equal ends.
+        let ended = boostEnds.filter { $0.value <= time }.sorted { $0.value != $1.value ? $0.value < $1.value : $0.key < $1.key }
         let (arbiter, caps) = (self.arbiter, self.caps)
         for group in groupedByVsync(ended) {
             let refresh = refreshRate
@@ -595,7 +596,10 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             guard tally.key(of: link.id) == key else { return false }
             if key != nil { voting += 1 }
         }
-        return voting == tally.count
+        // And each voting link is in its key's entry, once.
+        let members = tally.entries.reduce(0) { $0 + $1.members.count }
+        let filed = tally.entries.allSatisfy { entry in entry.members.allSatisfy { tally.key(of: $0) == entry.key } }
+        return voting == tally.count && members == voting && filed
     }
 
     /// `decision` with ``Decision/boosted`` set when one of its listed deciders is boosted.

@@ -58,20 +58,23 @@ struct VoteTally: Sendable {
     /// of them, so `k` links rejoining a popular vote cost O(k·m) (1,024 boosts of one user
     /// ending together beside 10,000 others' links of the same vote: about 45 MB moved under
     /// the model lock, on the tick plane). Here each entry changed is rebuilt once: its
-    /// members that stay, merged with the joining links sorted, O(m + k log k).
-    /// - Precondition: each link appears at most once in `changes`.
+    /// members that stay, merged with the joining links sorted, O(m + k log k). A link
+    /// named more than once ends as the last names it, as one by one.
     mutating func set(_ changes: [(link: LinkID, key: Key?)]) {
         guard changes.count > 1 else {
             if let change = changes.first { set(change.link, to: change.key) }
             return
         }
+        // Each link is moved once, to its last change's key (where that change stands).
+        var last: [LinkID: Int] = [:]
+        for (index, change) in changes.enumerated() { last[change.link] = index }
         var leaving: [Key: Set<LinkID>] = [:]
         var joining: [Key: [LinkID]] = [:]
         // The entries changed, in the order the changes name them: new entries are appended,
-        // and emptied ones replaced by the last, in an order that does not depend on hashing.
+        // and emptied ones replaced by the last, in an order that depends on `changes` alone.
         var changed: [Key] = []
         var seen: Set<Key> = []
-        for (link, key) in changes {
+        for (index, (link, key)) in changes.enumerated() where last[link] == index {
             let previous = keys[link]
             guard previous != key else { continue }
             if let previous {

@@ -104,16 +104,17 @@ import Testing
         Dictionary(uniqueKeysWithValues: tally.entries.map { ($0.key, $0.members) })
     }
 
-    @Test("a batch of vote changes leaves the tally exactly as the same changes one by one: joins, moves, leaves, emptied and new entries")
+    @Test("a batch of vote changes leaves the tally exactly as the same changes one by one: joins, moves, leaves, emptied and new entries, a link named twice")
     func batchMatchesOneByOne() throws {
         var rng = SeededGenerator(seed: 11)
         let keys = try [30, 60, 120, 48, 24].map { try Self.key(Double($0)) } + [try Self.key(60, entitled: true)]
         var batched = VoteTally()
         var single = VoteTally()
         for _ in 0..<300 {
-            // Each link at most once per batch, in shuffled order (as a vsync's ended boosts).
+            // Shuffled links (as a vsync's ended boosts), some named twice: the last wins.
             let count = Int.random(in: 0..<40, using: &rng)
-            let links = (1...60).map { LinkID(rawValue: UInt64($0)) }.shuffled(using: &rng).prefix(count)
+            var links = Array((1...60).map { LinkID(rawValue: UInt64($0)) }.shuffled(using: &rng).prefix(count))
+            if let again = links.first, Bool.random(using: &rng) { links.append(again) }
             let changes = links.map { link -> (link: LinkID, key: VoteTally.Key?) in
                 (link, Int.random(in: 0..<7, using: &rng) == 0 ? nil : keys.randomElement(using: &rng)!)
             }
