@@ -52,7 +52,8 @@ public struct CallbackCadence: Hashable, Sendable {
             // below the minimum: the smallest `n` with `refresh / n <= maximum`, with the
             // same tolerance as ``FrameRateMath/divisors(of:inside:)``.
             let ideal = refresh / range.maximum * (1 - FrameRateMath.tolerance)
-            let n = ideal <= 1 ? 1 : Int(Swift.min(ideal.rounded(.up), Double(Int.max / 2)))
+            // `wholeNumber`: `min` passes a NaN through, and `Int(_:)` of it traps.
+            let n = ideal <= 1 ? 1 : FrameRateMath.wholeNumber(ideal.rounded(.up), clampedTo: 1...(Int.max / 2))
             let rate = refresh / Double(n)
             self.divisor = n
             self.callbackRate = rate

@@ -242,7 +242,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if target.rate < current, let deadline = governor.pendingDecreaseDeadline, next < deadline {
             // The first vsync on the current grid at or after the deadline.
             let period = timeline.period
-            var periods = Int((next.duration(to: deadline) / period).rounded(.up))
+            // Through `wholeNumber`: the dwell comes from configuration, but a bare `Int(_:)`
+            // of a Double traps on NaN or a value past Int's range.
+            var periods: Int = FrameRateMath.wholeNumber((next.duration(to: deadline) / period).rounded(.up), clampedTo: 0...(Int.max / 2))
             while next.advanced(by: FrameRateMath.times(period, periods)) < deadline { periods += 1 }
             while periods > 0 && next.advanced(by: FrameRateMath.times(period, periods - 1)) >= deadline { periods -= 1 }
             due = next.advanced(by: FrameRateMath.times(period, periods))
