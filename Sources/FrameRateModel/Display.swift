@@ -512,17 +512,24 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Splits `ends` (in order, as times since the display's origin) into runs that fall
-    /// before the same vsync.
+    /// before the same vsync. An end at or before the current run's vsync belongs to it (the
+    /// ends are sorted), so the grid is consulted once per run, not once per end (1,024
+    /// boosts ending before one vsync looked it up 1,024 times, a fifth of that vsync's
+    /// extra cost in `framebench arbitrate --boost-ends 1024`).
     private func groupedByVsync(_ ends: [(key: LinkID, value: Duration)]) -> [Range<Int>] {
         var groups: [Range<Int>] = []
         var start = 0
-        var due = ends.first.map { timeline.firstVsyncIndex(atOrAfter: $0.value, since: origin) }
-        for index in ends.indices.dropFirst() {
-            let next = timeline.firstVsyncIndex(atOrAfter: ends[index].value, since: origin)
-            if next != due {
+        var due: VsyncTimeline<C.Instant>.Vsync?
+        for index in ends.indices {
+            let end = origin.advanced(by: ends[index].value)
+            if let current = due, end <= current.instant { continue }
+            let next = timeline.firstVsync(atOrAfter: end)
+            if let current = due {
+                if next.index == current.index { continue }
                 groups.append(start..<index)
-                (start, due) = (index, next)
+                start = index
             }
+            due = next
         }
         if !ends.isEmpty { groups.append(start..<ends.count) }
         return groups

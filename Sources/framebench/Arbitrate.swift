@@ -15,10 +15,15 @@ struct Arbitrate: ParsableCommand {
     @Flag(help: "Preferred rates in 0.5 Hz steps: nearly every link distinct (the worst case).") var worstCase = false
     @Option(help: "Links (spread among the N) with a content-velocity report in force during the re-arbitrations: each then arbitrates the panel too.")
     var velocityReports = 0
+    @Option(
+        help: "Also time the vsync at which this many boosts end together (their links have the lowest ids and rejoin one vote that the other --links share), against an ordinary vsync of the same links; 0: not measured."
+    )
+    var boostEnds = 0
     @Flag(help: "Print JSON instead of the table.") var json = false
 
     func validate() throws {
         guard links > 0 else { throw ValidationError("--links must be at least 1") }
+        guard (0...100_000).contains(boostEnds) else { throw ValidationError("--boost-ends must be between 0 and 100000") }
         guard iterations > 0 else { throw ValidationError("--iterations must be at least 1") }
         guard (0...links).contains(velocityReports) else { throw ValidationError("--velocity-reports must be between 0 and --links (\(links))") }
     }
@@ -76,6 +81,8 @@ struct Arbitrate: ParsableCommand {
         var panelDecision: Decision?
         /// A sum of the decided rates, so that no call can be optimised away.
         var checksum: Double
+        /// With `--boost-ends`: the vsyncs at which the boosts ended, and ordinary ones, µs.
+        var boostEnd: (ending: LatencySummary, ordinary: LatencySummary)?
     }
 
     func run() throws {
@@ -90,6 +97,9 @@ struct Arbitrate: ParsableCommand {
                 "links": JSONValue(UInt64(links)), "velocity_reports": JSONValue(UInt64(velocityReports)), "distinct_votes": JSONValue(UInt64(distinct)), "iterations": JSONValue(UInt64(iterations)),
                 "decide_us": decideSummary.jsonValue, "rearbitrate_us": updateSummary.jsonValue, "target_us": 1000, "met": .bool(met),
                 "checksum": JSONValue(rates),
+                "boost_ends": JSONValue(UInt64(boostEnds)),
+                "boost_end_vsync_us": measurement.boostEnd?.ending.jsonValue ?? .null,
+                "ordinary_vsync_us": measurement.boostEnd?.ordinary.jsonValue ?? .null,
             ]
             print(value.jsonString)
         } else {
@@ -99,6 +109,10 @@ struct Arbitrate: ParsableCommand {
             print("  Arbiter.decide           p50 \(Int(decideSummary.p50)) us  p99 \(Int(decideSummary.p99)) us  max \(Int(decideSummary.max)) us")
             print("  Compositor.update        p50 \(Int(updateSummary.p50)) us  p99 \(Int(updateSummary.p99)) us  max \(Int(updateSummary.max)) us")
             print("  target p99 < 1000 us: \(met ? "met" : "MISSED")  (checksum \(Int(rates)))")
+            if let (ending, ordinary) = measurement.boostEnd {
+                print("  vsync, \(boostEnds) boosts ending   p50 \(Int(ending.p50)) us  p99 \(Int(ending.p99)) us  max \(Int(ending.max)) us")
+                print("  vsync, ordinary           p50 \(Int(ordinary.p50)) us  p99 \(Int(ordinary.p99)) us  max \(Int(ordinary.max)) us")
+            }
         }
     }
 
@@ -146,9 +160,56 @@ struct Arbitrate: ParsableCommand {
             rates += status.refreshRate
             _ = update.record(UInt64(max(end - begin, 1_000)))
         }
-        return Measurement(
+        var measurement = Measurement(
             decide: LatencySummary(decide), rearbitrate: LatencySummary(update),
             distinctVotes: Set(varied.map { "\($0.range) \($0.entitled)" }).count, panelDecision: try compositor.panelDecision(), checksum: rates
         )
+        if boostEnds > 0 { measurement.boostEnd = try measureBoostEnds(checksum: &measurement.checksum) }
+        return measurement
+    }
+
+    /// `--boost-ends`: one user's `boostEnds` links (ids 1...K) and `links` others (the
+    /// ids after) all vote (80, 120, 120); the K are boosted to (120, 120, 120) for 50 ms
+    /// together, in rounds, and the vsync at which their boosts end (each link rejoins the
+    /// others' vote) is timed against the vsyncs before it. Instants are computed from one
+    /// reading of the clock, not read again: only the calls' own time is measured.
+    func measureBoostEnds(checksum: inout Double) throws -> (ending: LatencySummary, ordinary: LatencySummary) {
+        let start = MonotonicClock.now
+        var compositor = Compositor<MonotonicClock>(displays: [DisplayConfiguration(id: DisplayID(rawValue: 0))], start: start)
+        let display = DisplayID(rawValue: 0)
+        let owner = OwnerID(rawValue: 1)
+        let vote = try FrameRateRange(minimum: 80, maximum: 120, preferred: 120)
+        let boosted = try FrameRateRange(minimum: 120, maximum: 120, preferred: 120)
+        let configuration = DisplayLinkConfiguration(range: vote, hasHighFrameRateEntitlement: true)
+        var boosters: [LinkID] = []
+        for index in 0..<(boostEnds + links) {
+            let link = try compositor.register(owner: owner, configuration: configuration, at: start).link
+            if index < boostEnds { boosters.append(link) }
+        }
+        var ending = nanosecondHistogram()
+        var ordinary = nanosecondHistogram()
+        var now = start
+        for _ in 0..<max(1, iterations / 20) {
+            // Boosted in reverse id order; all end at the same instant.
+            for link in boosters.reversed() {
+                _ = try compositor.boost(link: link, owner: owner, duration: .milliseconds(50), range: boosted, at: now)
+            }
+            // The vsync that ends them is the first whose ticks are no longer boosted (a boost
+            // ends at the first vsync at or after its end, on the grid's own rounding).
+            while true {
+                let vsync = try compositor.nextVsync(of: display)
+                let begin = System.monotonicNanoseconds()
+                let report = try compositor.vsync(of: display, at: vsync)
+                let elapsed = System.monotonicNanoseconds() - begin
+                checksum += Double(report.ticks.count)
+                now = vsync
+                if !report.ticks.contains(where: \.boosted) {
+                    _ = ending.record(UInt64(max(elapsed, 1_000)))
+                    break
+                }
+                _ = ordinary.record(UInt64(max(elapsed, 1_000)))
+            }
+        }
+        return (LatencySummary(ending), LatencySummary(ordinary))
     }
 }

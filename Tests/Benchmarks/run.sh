@@ -125,6 +125,7 @@ quiet
 "$fb" arbitrate --links 10000 --iterations 2000 --json >"$out/arbitrate.json" 2>&1 || true
 "$fb" arbitrate --links 10000 --iterations 2000 --velocity-reports 1 --json >"$out/arbitrate-velocity.json" 2>&1 || true
 "$fb" arbitrate --links 10000 --iterations 500 --worst-case --json >"$out/arbitrate-worst.json" 2>&1 || true
+"$fb" arbitrate --links 10000 --iterations 400 --boost-ends 1024 --json >"$out/arbitrate-boost-ends.json" 2>&1 || true
 fi
 
 # The tick plane alone (framebench tick-cost): 1,000 links at 120 Hz stepped in process on

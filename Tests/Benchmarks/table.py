@@ -253,6 +253,11 @@ for name, label in (("arbitrate", "varied"), ("arbitrate-velocity", "varied"), (
         print(f"- arbitration over {a['links']:,} links ({label}: {a['distinct_votes']:,} distinct range/entitlement pairs): "
               f"Arbiter.decide p50 {fmt(a['decide_us']['p50'])} µs, p99 {fmt(a['decide_us']['p99'])} µs; "
               f"re-arbitration (Compositor.update) p50 {fmt(a['rearbitrate_us']['p50'])} µs, p99 {fmt(a['rearbitrate_us']['p99'])} µs (target < 1,000 µs)")
+b = load_json(f"{out}/arbitrate-boost-ends.json")
+if b and b.get("boost_end_vsync_us"):
+    print(f"- one user's {b['boost_ends']:,} boosts ending before one vsync, beside {b['links']:,} links of the vote they "
+          f"rejoin: that vsync p50 {fmt(b['boost_end_vsync_us']['p50'])} µs, p99 {fmt(b['boost_end_vsync_us']['p99'])} µs; "
+          f"an ordinary vsync of the same links p50 {fmt(b['ordinary_vsync_us']['p50'])} µs, p99 {fmt(b['ordinary_vsync_us']['p99'])} µs")
 t = load_json(f"{out}/tick-cost.json")
 if t:
     print(f"- the tick plane alone (`framebench tick-cost`, {t['links']:,} links at 120 Hz stepped in process over socket "
