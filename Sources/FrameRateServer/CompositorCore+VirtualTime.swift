@@ -43,7 +43,7 @@ extension CompositorCore {
         guard from.seconds + request.seconds <= VirtualClock.latest.seconds else {
             throw .status(
                 .outOfRange,
-                "virtual time stands at \(FrameRateMath.format(from.seconds)) s; it may not pass \(FrameRateMath.format(VirtualClock.latest.seconds)) s (instants are 64-bit nanoseconds): restart the daemon"
+                "virtual time stands at \(FrameRateMath.format(from.seconds)) s; it may not pass \(FrameRateMath.format(VirtualClock.latest.seconds)) s (the pacers count nanoseconds since the epoch within about 2.3·10⁹ s): restart the daemon"
             )
         }
         virtualTime.advance(by: .nanoseconds(Int64((request.seconds * 1e9).rounded())))

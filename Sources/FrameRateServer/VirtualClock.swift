@@ -8,9 +8,12 @@ import Synchronization
 package final class VirtualClock: Sendable {
     private let nanoseconds: Atomic<Int64>
 
-    /// The latest instant `Compositor/Advance` may move to: 4·10⁹ s, half of what 64-bit
-    /// nanoseconds hold, so no instant arithmetic near it can overflow.
-    package static let latest = MonotonicClock.Instant(nanoseconds: 4_000_000_000_000_000_000)
+    /// The latest instant `Compositor/Advance` may move to: 2·10⁹ s. The pacers hold a
+    /// display's times since its origin (the epoch, 0 to 10⁹ s) in nanoseconds within
+    /// ±`Int64.max / 4`, about 2.3·10⁹ s (``LinkPacer``), so time since any epoch stays
+    /// inside; until 2026-11-30 it was 4·10⁹ s, and past 2.3·10⁹ s since the epoch the
+    /// pacers saturated and `skipped` counts went wrong.
+    package static let latest = MonotonicClock.Instant(nanoseconds: 2_000_000_000_000_000_000)
 
     /// A clock standing at `epoch`.
     package init(epoch: MonotonicClock.Instant) {

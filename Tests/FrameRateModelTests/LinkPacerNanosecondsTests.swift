@@ -23,6 +23,19 @@ import Testing
         #expect(LinkPacer.nanoseconds(.seconds(3_000_000_000)) == Int64.max / 4)  // 3 × 10^18 ns: past the bound
     }
 
+    /// `Compositor/Advance` stops virtual time at 2·10⁹ s (`VirtualClock.latest`), under
+    /// the ±2.3·10⁹ s the pacer holds since the display's origin (an epoch of 0 s and up).
+    @Test("at 2·10⁹ s since the origin, the latest virtual time Advance allows, a late vsync still counts what it skipped")
+    func countsAtTheLatestVirtualTime() throws {
+        let period = Duration.seconds(1) / 120
+        let start = Duration.seconds(1_999_999_000)
+        var pacer = LinkPacer(cadence: CallbackCadence(range: try FrameRateRange(minimum: 120, maximum: 120, preferred: 120), refresh: 120))
+        #expect(pacer.vsync(index: 0, at: start, period: period, canDeliver: true) == .deliver(sequence: 1, skipped: 0))
+        #expect(pacer.vsync(index: 1, at: start + period, period: period, canDeliver: true) == .deliver(sequence: 2, skipped: 0))
+        // Three vsyncs passed over: the next tick says so.
+        #expect(pacer.vsync(index: 5, at: start + period * 5, period: period, canDeliver: true) == .deliver(sequence: 6, skipped: 3))
+    }
+
     @Test("a pacer restored with a next target far in the future or past never traps")
     func extremeCheckpoints() {
         for target in [Duration.seconds(Int64.max), .seconds(Int64.min), .zero] {
