@@ -356,7 +356,7 @@ FR_API int fr_present_velocity(fr_link *link, uint64_t sequence, double at, doub
 FR_API int fr_next_presented(fr_link *link, fr_presented *out);
 
 /* DisplayLink/Update: a new range (NULL keeps it; preferred 0 = none) and/or
- * paused flag (-1 keeps it, 0 resumes, 1 pauses). */
+ * paused flag (-1 keeps it, 0 resumes, 1 pauses; any other value: FR_EINVAL). */
 FR_API int fr_update(fr_link *link, const fr_range *range, int paused);
 FR_API int fr_pause(fr_link *link);
 

@@ -931,8 +931,11 @@ static void abandon_register(fr_conn *conn, uint64_t id) {
 }
 
 /* The late reply to an abandoned Register: ends the link it created, with an Invalidate
- * notification (nothing to wait for; if the write fails the socket is going anyway).
- * Returns whether `msg` was such a reply. */
+ * notification (nothing to wait for). When the notification cannot be sent whole (out of
+ * memory, or a send that failed: EAGAIN after SO_SNDTIMEO leaves the socket up), the
+ * socket is shut down instead: the daemon then drops every link of the connection, this
+ * one with them, and the next read sees the end and reconnects, registering the live
+ * links again. Returns whether `msg` was such a reply. */
 static int invalidate_abandoned(fr_conn *conn, const fr_msg *msg) {
     for (unsigned i = 0; i < conn->abandoned_count; i++) {
         if (conn->abandoned[i] != msg->id) continue;
@@ -942,12 +945,13 @@ static int invalidate_abandoned(fr_conn *conn, const fr_msg *msg) {
         if (msg->kind == FR_MSG_RESULT && conn->fd >= 0 && fr_json_u64(fr_json_get(msg->result, "link"), &link) == 0) {
             /* Built as the other notifications are, but written without send_notification:
              * this runs while the read buffer is being processed, where a failed write must
-             * not drop the connection under it (the next read finds out). */
+             * not drop the connection under it. `shutdown` leaves the descriptor valid; the
+             * next read finds out. */
             sb s = { 0 };
             sb_puts(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"" M_INVALIDATE "\",\"params\":{\"link\":");
             sb_u64(&s, link);
             sb_puts(&s, "}}\n");
-            if (!s.oom) (void)write_all(conn, s.p, s.len);
+            if (s.oom || write_all(conn, s.p, s.len) != FR_OK) (void)shutdown(conn->fd, SHUT_RDWR);
             free(s.p);
         }
         return 1;
@@ -1637,8 +1641,10 @@ static void put_content_velocity(sb *s, double content_velocity) {
 static int present(fr_link *link, uint64_t sequence, double at, double after_minimum_duration, const uint64_t *vsync_id,
                    double content_velocity) {
     /* x - x == 0 holds for finite x only (NaN and the infinities give NaN). */
+    /* `at` and the interval: negative means none (an infinity too). The velocity must be
+     * finite whatever its sign, as the header says: -INFINITY is refused, not "none". */
     if (link == NULL || !(at < 0 || at - at == 0) || !(after_minimum_duration < 0 || after_minimum_duration - after_minimum_duration == 0)
-        || !(content_velocity < 0 || content_velocity - content_velocity == 0))
+        || !(content_velocity - content_velocity == 0))
         return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
@@ -1685,7 +1691,8 @@ int fr_frame_done(fr_link *link, uint64_t sequence) {
 }
 
 int fr_frame_done_velocity(fr_link *link, uint64_t sequence, double content_velocity) {
-    if (link == NULL || !(content_velocity < 0 || content_velocity - content_velocity == 0)) return FR_EINVAL;
+    /* Finite (x - x == 0 holds for finite x only); negative then means none. */
+    if (link == NULL || !(content_velocity - content_velocity == 0)) return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_conn *conn = link->conn;
     if (conn->fd < 0 || !link->bound) return FR_OK; /* reconnecting: dropped */
@@ -1794,7 +1801,7 @@ int fr_boost(fr_link *link, double duration, const fr_range *range, double *boos
 }
 
 int fr_update(fr_link *link, const fr_range *range, int paused) {
-    if (link == NULL || (range && !valid_range(range)) || paused > 1) return FR_EINVAL;
+    if (link == NULL || (range && !valid_range(range)) || paused > 1 || paused < -1) return FR_EINVAL;
     if (link->ended) return FR_EENDED;
     fr_range copy;
     if (range) copy = *range;

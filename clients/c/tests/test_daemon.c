@@ -375,6 +375,7 @@ static void test_update_pause_resume(void) {
     CHECK(fr_update(link, &bad, -1) == FR_ERPC && strcmp(fr_last_error(conn)->field, "range.preferred") == 0);
     CHECK(fr_link_get(link, &st) == FR_OK && st.range.preferred == 30.0);
     CHECK(fr_update(link, NULL, 2) == FR_EINVAL);
+    CHECK(fr_update(link, NULL, -2) == FR_EINVAL); /* only -1 keeps the flag */
     CHECK(fr_pause(link) == FR_OK && fr_link_get(link, &st) == FR_OK && st.paused);
     fr_json_doc *state = get_state(conn);
     const fr_json *entry = state_link(state, "c-update");
@@ -537,6 +538,8 @@ static void test_content_velocity(void) {
     fr_json_free(state);
     CHECK(fr_frame_done_velocity(link, tick.sequence, NAN) == FR_EINVAL);
     CHECK(fr_frame_done_velocity(link, tick.sequence, INFINITY) == FR_EINVAL);
+    CHECK(fr_frame_done_velocity(link, tick.sequence, -INFINITY) == FR_EINVAL); /* not "none" */
+    CHECK(fr_present_velocity(link, tick.sequence, -1, -1, -INFINITY) == FR_EINVAL);
     CHECK(fr_present_velocity(link, tick.sequence, -1, -1, NAN) == FR_EINVAL);
     CHECK(fr_present_velocity(link, tick.sequence, -1, -1, 100) == FR_OK);
     fr_close(conn);
