@@ -21,8 +21,9 @@ ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # Debian packages the build and the tests need (liburing-dev: the tick plane's io_uring sends;
 # dpkg-dev, lintian: make deb;
-# python3-venv: the OpenRPC test's venv; man-db: the install test's `man framectl`).
-DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev dpkg-dev lintian python3-venv man-db
+# python3-venv: the OpenRPC test's venv; man-db: the install test's `man framectl`;
+# locales: the ps_AF locale the C client's test compiles, whose decimal point is two bytes).
+DEBIAN_PACKAGES := pkg-config libsystemd-dev systemd liburing-dev dpkg-dev lintian python3-venv man-db locales
 
 # The version: Sources/FrameRateVersion/FrameRateVersion.swift is the one place it is
 # kept. The git commit goes to every swift build (Package.swift turns it into a C define);

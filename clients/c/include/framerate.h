@@ -4,6 +4,8 @@
  * (fr_link, the CADisplayLink analog). Every call blocks; the library never
  * starts threads or installs signal handlers (it writes with MSG_NOSIGNAL).
  * A connection and its links must be used from one thread at a time.
+ * Numbers are written in the "C" locale whatever the program's (setlocale(LC_ALL, "")
+ * with a decimal comma, or ps_AF's two-byte point, changes nothing on the wire).
  *
  * Times: fr_tick.timestamp and .target_timestamp are seconds on CLOCK_MONOTONIC,
  * the clock clock_gettime(CLOCK_MONOTONIC, ...) reads, so

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -398,13 +399,28 @@ static void sb_frame_timing(sb *s, int send_timelines, int64_t timelines, int se
     }
 }
 
+/* The "C" locale for numbers, made once: JSON wants '.' whatever the program's locale,
+ * and a decimal point may be several bytes (ps_AF's U+066B), which no replacement of
+ * one byte after the fact can undo. */
+static locale_t numeric_c_locale = (locale_t)0;
+static pthread_once_t numeric_c_once = PTHREAD_ONCE_INIT;
+static void make_numeric_c_locale(void) { numeric_c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
+
 static void sb_double(sb *s, double v) {
     char tmp[40];
+    (void)pthread_once(&numeric_c_once, make_numeric_c_locale);
+    /* uselocale is per thread: another thread's setlocale cannot change it midway. */
+    locale_t previous = numeric_c_locale ? uselocale(numeric_c_locale) : (locale_t)0;
     snprintf(tmp, sizeof tmp, "%.17g", v);
-    const char *point = localeconv()->decimal_point;
-    if (point && point[0] && point[0] != '.' && !point[1])
-        for (char *c = tmp; *c; c++)
-            if (*c == point[0]) *c = '.';
+    if (previous) {
+        uselocale(previous);
+    } else {
+        /* No C locale object (out of memory): replace a one-byte decimal point. */
+        const char *point = localeconv()->decimal_point;
+        if (point && point[0] && point[0] != '.' && !point[1])
+            for (char *c = tmp; *c; c++)
+                if (*c == point[0]) *c = '.';
+    }
     sb_puts(s, tmp);
 }
 

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -517,6 +519,31 @@ static void test_frame_timelines(void) {
     fr_close(conn);
 }
 
+/* Numbers go on the wire with '.' whatever the program's locale, also where the decimal
+ * point is several bytes: ps_AF's is U+066B (2 bytes in UTF-8). The locale is compiled
+ * here with localedef (the `locales` package's sources, which `make deps` installs). */
+static void test_numbers_in_a_locale_with_a_multibyte_decimal_point(void) {
+    char dir[] = "/tmp/fr-locale-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char command[256];
+    snprintf(command, sizeof command, "localedef -c -i ps_AF -f UTF-8 %s/ps_AF.UTF-8 >/dev/null 2>&1", dir);
+    (void)system(command); /* -c: warnings do not stop it; whether it worked is checked next */
+    CHECK(setenv("LOCPATH", dir, 1) == 0);
+    CHECK_MSG(setlocale(LC_NUMERIC, "ps_AF.UTF-8") != NULL, "the ps_AF locale could not be compiled into %s", dir);
+    CHECK_MSG(strlen(localeconv()->decimal_point) > 1, "ps_AF's decimal point is not multibyte here");
+    fr_conn *conn = connect_ok();
+    fr_link *link = register_ok(conn, 10, 120, 60, 1, 0, "c-locale");
+    double until = 0;
+    CHECK(fr_boost(link, 0.25, NULL, &until) == FR_OK); /* "duration":0.25, not 0\u066b25 */
+    fr_range range = { 30.5, 60.5, 48.5 };
+    CHECK(fr_update(link, &range, -1) == FR_OK);
+    fr_close(conn);
+    setlocale(LC_NUMERIC, "C");
+    unsetenv("LOCPATH");
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    (void)system(command);
+}
+
 /* fr_frame_done_velocity: 200 pt/s lowers the panel to 80 Hz (after the 250 ms dwell)
  * while the ticks' callback rate stays 120 Hz; NaN and infinities are FR_EINVAL. */
 static void test_content_velocity(void) {
@@ -953,6 +980,7 @@ int main(void) {
     RUN(test_frame_timelines);
     RUN(test_boost);
     RUN(test_content_velocity);
+    RUN(test_numbers_in_a_locale_with_a_multibyte_decimal_point);
     RUN(test_adaptive);
     RUN(test_ticks_of_two_links_are_queued_per_link);
     RUN(test_foreign_and_unknown_links);
