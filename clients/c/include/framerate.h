@@ -230,8 +230,11 @@ typedef struct fr_event {
 
 /* Callbacks fr_dispatch calls. From a callback you may call fr_frame_done,
  * fr_update, fr_pause, fr_resume, fr_call and the getters; fr_invalidate and
- * fr_unwatch return FR_EINVAL there, and fr_close must not be called: do those
- * after fr_dispatch returns. */
+ * fr_unwatch return FR_EINVAL there: do those after fr_dispatch returns. fr_close
+ * from a callback closes the socket at once; no callback follows, calls on the
+ * connection fail with FR_ECLOSED until the callback returns, and fr_dispatch then
+ * frees the connection with its links and watches and returns FR_ECLOSED: use none
+ * of them after that. */
 /* A tick of `link`; tick is NULL once the link has ended (fr_link_error says why). */
 typedef void (*fr_tick_fn)(fr_link *link, const fr_tick *tick, void *user);
 /* An event of `watch`; event is NULL once the watch has ended. */
@@ -274,7 +277,9 @@ FR_API int fr_set_reconnect_policy(fr_conn *conn, const fr_reconnect_policy *pol
  * at most maximum_delay_ms. A pure function: the library calls it with a random number. */
 FR_API double fr_reconnect_delay_ms(const fr_reconnect_policy *policy, unsigned attempt, double random);
 /* How long a request waits for its answer (ms, < 0 forever; default 5000): a blocking
- * call then returns FR_ETIMEDOUT, and an fr_call_async gets FR_ETIMEDOUT from
+ * call then returns FR_ETIMEDOUT (or FR_ERECONNECTING when the reconnect attempt it
+ * made took the time: the attempt ends by the call's deadline too, and within one
+ * timeout when no call waits on it), and an fr_call_async gets FR_ETIMEDOUT from
  * fr_dispatch (the timeout in force when it was sent counts). A Register that times out
  * leaves no link behind: if its reply still comes, the library invalidates the link. */
 FR_API int fr_set_request_timeout(fr_conn *conn, int timeout_ms);

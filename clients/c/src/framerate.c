@@ -138,6 +138,7 @@ struct fr_conn {
     fr_watch *watches;
     async_call *asyncs;
     int in_callback;         /* fr_dispatch is calling the application */
+    int close_requested;     /* fr_close was called from a callback: fr_dispatch frees the connection */
     unsigned fd_generation;  /* +1 on every change of fd */
     fr_error last_error;
     int reconnect_enabled;
@@ -761,10 +762,26 @@ static void unlink_link(fr_conn *conn, fr_link *link) {
 
 /* ---- the socket ------------------------------------------------------------ */
 
+/* How long a connect may wait for a daemon whose backlog is full, at most (ms). */
+#define CONNECT_TIMEOUT_MS 5000
+
+/* The earlier of two deadlines (CLOCK_MONOTONIC ms; < 0: none). */
+static int64_t earlier_deadline(int64_t a, int64_t b) {
+    if (a < 0) return b;
+    if (b < 0) return a;
+    return a < b ? a : b;
+}
+
+/* When a request made now must be answered by: the request timeout from now, or -1. */
+static int64_t request_deadline(const fr_conn *conn) {
+    return conn->request_timeout_ms < 0 ? -1 : now_ms() + conn->request_timeout_ms;
+}
+
 /* Connects to conn->path and checks who listens there: root, the framerated user
- * or this process's user. On failure sets connect_error (this thread) and
- * returns FR_ENOTRUNNING, FR_EACCES, FR_ECONNECT, FR_EUNTRUSTED, FR_ENOMEM or FR_EIO. */
-static int open_socket(const fr_conn *conn, int *fd_out) {
+ * or this process's user. The connect waits at most CONNECT_TIMEOUT_MS, and not past
+ * `deadline` (ms, < 0: none), signals included. On failure sets connect_error (this
+ * thread) and returns FR_ENOTRUNNING, FR_EACCES, FR_ECONNECT, FR_EUNTRUSTED, FR_ENOMEM or FR_EIO. */
+static int open_socket(const fr_conn *conn, int64_t deadline, int *fd_out) {
     const char *path = conn->path;
     struct sockaddr_un addr;
     memset(&addr, 0, sizeof addr);
@@ -778,18 +795,31 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
     memcpy(addr.sun_path, path, n);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        snprintf(connect_error, sizeof connect_error, "cannot create a socket: %s", strerror(errno));
-        return errno == ENOMEM || errno == ENOBUFS ? FR_ENOMEM : FR_EIO;
+        int err = errno; /* before snprintf, which may change it */
+        snprintf(connect_error, sizeof connect_error, "cannot create a socket: %s", strerror(err));
+        return err == ENOMEM || err == ENOBUFS ? FR_ENOMEM : FR_EIO;
     }
-    /* Before connect: a daemon that is stopped or wedged stops accepting, its backlog
-     * fills, and a blocking connect would wait for good; with the timeout it fails with
-     * EAGAIN after 5 s (the kernel applies SO_SNDTIMEO to a Unix connect). Kept for the
-     * writes afterwards. */
-    struct timeval tv = { 5, 0 };
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    /* A daemon that is stopped or wedged stops accepting, its backlog fills, and a
+     * blocking connect would wait for good; with SO_SNDTIMEO (which the kernel applies to
+     * a Unix connect) it fails with EAGAIN instead. The wait is measured against one
+     * deadline, so a signal that interrupts it does not start it over. */
+    deadline = earlier_deadline(deadline, now_ms() + CONNECT_TIMEOUT_MS);
     int rc;
-    do rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
-    while (rc < 0 && errno == EINTR);
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            rc = -1;
+            errno = EAGAIN;
+            break;
+        }
+        struct timeval tv = { (time_t)(left / 1000), (long)(left % 1000) * 1000 };
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
+        if (rc == 0 || errno != EINTR) break;
+    }
+    /* The writes afterwards keep the connect's bound. */
+    struct timeval write_timeout = { CONNECT_TIMEOUT_MS / 1000, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &write_timeout, sizeof write_timeout);
     if (rc < 0) {
         int err = errno;
         close(fd);
@@ -803,7 +833,7 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
             return FR_ENOTRUNNING;
         case EAGAIN:
             snprintf(connect_error, sizeof connect_error, "cannot connect to %s: the daemon did not accept the connection "
-                     "within 5 s (its backlog is full: it is stopped, wedged or overloaded)", path);
+                     "in time (its backlog is full: it is stopped, wedged or overloaded)", path);
             return FR_ECONNECT;
         case EACCES:
         case EPERM:
@@ -820,8 +850,9 @@ static int open_socket(const fr_conn *conn, int *fd_out) {
     }
     uid_t uid, service = 0;
     if (peer_uid(fd, &uid) != 0) {
+        int err = errno;
         snprintf(connect_error, sizeof connect_error, "cannot connect to %s: cannot tell who is listening (SO_PEERCRED: "
-                 "%s), so it is not trusted", path, strerror(errno));
+                 "%s), so it is not trusted", path, strerror(err));
         close(fd);
         return FR_ECONNECT;
     }
@@ -1078,6 +1109,19 @@ static void handle_msg(fr_conn *conn, fr_msg *msg) {
     fr__msg_clear(msg);
 }
 
+/* Gives back what a long line (a big GetState, up to FR_MAX_LINE) made the read buffer
+ * grow to, once what is left fits in a quarter of it: a connection keeps about what
+ * its usual lines need, not its largest line's size for as long as it lives. */
+static void shrink_buffer(fr_conn *conn) {
+    if (conn->cap <= 4 * READ_CHUNK || conn->len > conn->cap / 4) return;
+    size_t cap = 2 * READ_CHUNK;
+    while (cap - conn->len < READ_CHUNK) cap *= 2;
+    char *buf = realloc(conn->buf, cap);
+    if (buf == NULL) return; /* keeps the larger buffer */
+    conn->buf = buf;
+    conn->cap = cap;
+}
+
 /* Handles the complete lines in the buffer, stopping right after an awaited
  * answer (so the caller can route the link before its first tick is read). */
 static int process_buffer(fr_conn *conn) {
@@ -1116,6 +1160,7 @@ static int process_buffer(fr_conn *conn) {
         conn_lost(conn, FR_EPROTO);
         return FR_EPROTO;
     }
+    shrink_buffer(conn);
     return FR_OK;
 }
 
@@ -1205,9 +1250,10 @@ static int send_request(fr_conn *conn, uint64_t id, const char *method, const ch
     return FR_OK;
 }
 
-/* One request on the current socket. On FR_OK, *answer holds the RESULT (clear
- * it); FR_ERPC fills last_error; FR_ECLOSED etc. mean the socket dropped. */
-static int conn_request(fr_conn *conn, const char *method, const char *params, fr_msg *answer) {
+/* One request on the current socket, answered by `deadline` (CLOCK_MONOTONIC ms, < 0:
+ * no limit). On FR_OK, *answer holds the RESULT (clear it); FR_ERPC fills last_error;
+ * FR_ETIMEDOUT: no answer in time; FR_ECLOSED etc. mean the socket dropped. */
+static int conn_request(fr_conn *conn, const char *method, const char *params, int64_t deadline, fr_msg *answer) {
     memset(answer, 0, sizeof *answer);
     if (conn->fd < 0) return FR_ECLOSED;
     uint64_t id = conn->next_id++;
@@ -1215,7 +1261,6 @@ static int conn_request(fr_conn *conn, const char *method, const char *params, f
     if (rc != FR_OK) return rc;
     conn->waiting = id;
     conn->answered = 0;
-    int64_t deadline = conn->request_timeout_ms < 0 ? -1 : now_ms() + conn->request_timeout_ms;
     while (!conn->answered) {
         rc = conn_pump(conn, deadline);
         if (rc == FR_ETIMEDOUT) break;
@@ -1274,10 +1319,13 @@ static int read_link_status(fr_link *link, const fr_json *result, int with_id) {
 }
 
 static uint64_t claim_watch_id(const fr_conn *conn, uint64_t preferred);
-static int start_watch_on_socket(fr_conn *conn, fr_watch *watch, char **state_json);
+static int start_watch_on_socket(fr_conn *conn, fr_watch *watch, int64_t deadline, char **state_json);
 
-/* Registers every live link, then starts every live watch, again on a fresh socket. */
-static int rebind_all(fr_conn *conn) {
+/* Registers every live link, then starts every live watch, again on a fresh socket,
+ * all answered by `deadline` (ms, < 0: none): one request timeout for the whole attempt,
+ * not one per link, so a slow daemon cannot hold the call that made the attempt for
+ * as many timeouts as there are links. */
+static int rebind_all(fr_conn *conn, int64_t deadline) {
     for (fr_link *link = conn->links; link; link = link->next) {
         if (link->ended) continue;
         if (link->gap != GAP_RESUMED) link->gap = link->paused ? GAP_RESUMED : GAP_RECONNECTED;
@@ -1287,7 +1335,7 @@ static int rebind_all(fr_conn *conn) {
             return FR_ENOMEM;
         }
         fr_msg answer;
-        int rc = conn_request(conn, M_REGISTER, s.p, &answer);
+        int rc = conn_request(conn, M_REGISTER, s.p, deadline, &answer);
         free(s.p);
         if (rc == FR_OK) {
             rc = read_link_status(link, answer.result, 1);
@@ -1302,7 +1350,7 @@ static int rebind_all(fr_conn *conn) {
     }
     for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
         if (watch->ended) continue;
-        int rc = start_watch_on_socket(conn, watch, NULL);
+        int rc = start_watch_on_socket(conn, watch, deadline, NULL);
         if (rc == FR_ERPC && conn->last_error.grpc_code != FR_GRPC_UNAVAILABLE) {
             watch->ended = 1; /* refused by the new daemon (e.g. its watch limit) */
         } else if (rc != FR_OK) {
@@ -1322,12 +1370,14 @@ static void give_up(fr_conn *conn, int err, const char *limit) {
 }
 
 /* Makes reconnect attempt conn->attempt now: connect, check who listens, and
- * register every live link and watch again. On failure schedules the next
- * attempt, or gives up when the policy's attempts or the reconnect timeout
- * are used up. Returns FR_OK when the connection is back. */
-static int attempt_reconnect(fr_conn *conn) {
+ * register every live link and watch again, all by `deadline` (ms, < 0: none) and
+ * within one request timeout. On failure schedules the next attempt, or gives up
+ * when the policy's attempts or the reconnect timeout are used up. Returns FR_OK
+ * when the connection is back. */
+static int attempt_reconnect(fr_conn *conn, int64_t deadline) {
+    deadline = earlier_deadline(deadline, request_deadline(conn));
     int fd;
-    int rc = open_socket(conn, &fd);
+    int rc = open_socket(conn, deadline, &fd);
     if (rc == FR_OK) {
         conn->fd = fd;
         conn->fd_generation++;
@@ -1335,7 +1385,7 @@ static int attempt_reconnect(fr_conn *conn) {
         conn->len = 0;
         conn->scanned = 0;
         conn->has_unsolicited = 0;
-        rc = rebind_all(conn); /* still `lost`: a drop meanwhile fails this attempt, nothing more */
+        rc = rebind_all(conn, deadline); /* still `lost`: a drop meanwhile fails this attempt, nothing more */
         if (rc == FR_OK && conn->fd >= 0) {
             conn->lost = 0;
             conn->attempt++; /* reset to 0 once this connection delivers something (conn_lost) */
@@ -1366,8 +1416,9 @@ static int attempt_reconnect(fr_conn *conn) {
     return rc;
 }
 
-/* Whether the connection is up; if it is down and an attempt is due, makes it. */
-static int conn_check(fr_conn *conn) {
+/* Whether the connection is up; if it is down and an attempt is due, makes it, done
+ * by `deadline` (ms, < 0: within one request timeout). */
+static int conn_check(fr_conn *conn, int64_t deadline) {
     if (conn->fd >= 0 && !conn->lost) return FR_OK;
     if (conn->fatal) return conn->fatal_err;
     if (!can_reconnect(conn)) { /* reconnect was turned off while down */
@@ -1376,7 +1427,7 @@ static int conn_check(fr_conn *conn) {
         end_everything(conn, FR_ECLOSED, &why);
         return FR_ECLOSED;
     }
-    if (now_ms() >= conn->next_attempt && attempt_reconnect(conn) == FR_OK) return FR_OK;
+    if (now_ms() >= conn->next_attempt && attempt_reconnect(conn, deadline) == FR_OK) return FR_OK;
     return conn->fatal ? conn->fatal_err : FR_ERECONNECTING;
 }
 
@@ -1384,7 +1435,7 @@ static int conn_check(fr_conn *conn) {
  * until `deadline` (ms, < 0: until reconnected or given up). */
 static int conn_ensure(fr_conn *conn, int64_t deadline) {
     for (;;) {
-        int rc = conn_check(conn);
+        int rc = conn_check(conn, deadline);
         if (rc != FR_ERECONNECTING) return rc;
         int64_t now = now_ms();
         if (deadline >= 0 && now >= deadline) return FR_ETIMEDOUT;
@@ -1405,7 +1456,9 @@ typedef int (*params_fn)(const void *ctx, sb *s);
  * due), and so does a request whose connection dropped before its answer.
  * `link` (may be NULL) must be live and registered. */
 static int conn_call(fr_conn *conn, fr_link *link, const char *method, params_fn build, const void *ctx, fr_msg *answer) {
-    int rc = conn_check(conn);
+    /* One request timeout for the whole call, a reconnect attempt it makes included. */
+    int64_t deadline = request_deadline(conn);
+    int rc = conn_check(conn, deadline);
     if (rc != FR_OK) return rc;
     if (link && link->ended) return FR_EENDED;
     if (link && !link->bound) return FR_ERECONNECTING; /* Closed by a stopping daemon: registered again after the reconnect */
@@ -1414,7 +1467,7 @@ static int conn_call(fr_conn *conn, fr_link *link, const char *method, params_fn
         free(s.p);
         return FR_ENOMEM;
     }
-    rc = conn_request(conn, method, s.p, answer);
+    rc = conn_request(conn, method, s.p, deadline, answer);
     free(s.p);
     if (rc == FR_ECLOSED && conn->has_refusal) { /* refused, not dropped: report why */
         conn->last_error = conn->refusal;
@@ -1452,7 +1505,7 @@ int fr_connect(const char *path, fr_conn **out) {
         return FR_ECONNECT;
     }
     conn->has_path = 1;
-    int rc = open_socket(conn, &conn->fd);
+    int rc = open_socket(conn, -1, &conn->fd);
     if (rc != FR_OK) {
         free(conn);
         return rc;
@@ -1471,8 +1524,8 @@ int fr__conn_from_fd(int fd, fr_conn **out) {
     return FR_OK;
 }
 
-void fr_close(fr_conn *conn) {
-    if (conn == NULL) return;
+/* Frees the connection and everything of it. */
+static void free_conn(fr_conn *conn) {
     if (conn->fd >= 0) close(conn->fd);
     fr_link *link = conn->links;
     while (link) {
@@ -1496,6 +1549,27 @@ void fr_close(fr_conn *conn) {
     if (conn->answered) fr__msg_clear(&conn->answer);
     free(conn->buf);
     free(conn);
+}
+
+void fr_close(fr_conn *conn) {
+    if (conn == NULL) return;
+    if (conn->in_callback) {
+        /* From a callback: fr_dispatch is walking the calls, links and watches that
+         * free_conn frees. The socket closes now (the daemon releases the links), no
+         * callback follows this one, every call from here fails with FR_ECLOSED, and
+         * fr_dispatch frees the rest when the callback returns. */
+        conn->close_requested = 1;
+        conn->reconnect_enabled = 0;
+        conn->fatal = 1;
+        conn->fatal_err = FR_ECLOSED;
+        if (conn->fd >= 0) {
+            close(conn->fd);
+            conn->fd = -1;
+            conn->fd_generation++;
+        }
+        return;
+    }
+    free_conn(conn);
 }
 
 int fr_set_reconnect(fr_conn *conn, int enabled, int timeout_ms) {
@@ -1852,7 +1926,7 @@ int fr_invalidate(fr_link *link) {
         sb s = { 0 };
         build_link_only(link, &s);
         fr_msg answer;
-        rc = s.oom ? FR_ENOMEM : conn_request(conn, M_INVALIDATE, s.p, &answer);
+        rc = s.oom ? FR_ENOMEM : conn_request(conn, M_INVALIDATE, s.p, request_deadline(conn), &answer);
         free(s.p);
         if (rc == FR_OK) fr__msg_clear(&answer);
         else if (rc == FR_ERPC && conn->last_error.grpc_code == FR_GRPC_UNAVAILABLE) rc = FR_OK; /* stopping */
@@ -1937,9 +2011,9 @@ static uint64_t claim_watch_id(const fr_conn *conn, uint64_t preferred) {
 
 /* Compositor/Watch for `watch` on the current socket; binds it before the next
  * line is read. A watch started again queues a "resynchronized" event. */
-static int start_watch_on_socket(fr_conn *conn, fr_watch *watch, char **state_json) {
+static int start_watch_on_socket(fr_conn *conn, fr_watch *watch, int64_t deadline, char **state_json) {
     fr_msg answer;
-    int rc = conn_request(conn, M_WATCH, NULL, &answer);
+    int rc = conn_request(conn, M_WATCH, NULL, deadline, &answer);
     if (rc != FR_OK) return rc;
     uint64_t id;
     const fr_json *state = fr_json_get(answer.result, "state");
@@ -1983,14 +2057,15 @@ int fr_watch_start(fr_conn *conn, fr_event_fn fn, void *user, fr_watch **out, ch
     if (state_json) *state_json = NULL;
     if (conn == NULL || out == NULL) return FR_EINVAL;
     *out = NULL;
-    int rc = conn_check(conn);
+    int64_t deadline = request_deadline(conn); /* the whole call, a reconnect attempt included */
+    int rc = conn_check(conn, deadline);
     if (rc != FR_OK) return rc;
     fr_watch *watch = calloc(1, sizeof *watch);
     if (watch == NULL) return FR_ENOMEM;
     watch->conn = conn;
     watch->fn = fn;
     watch->user = user;
-    rc = start_watch_on_socket(conn, watch, state_json);
+    rc = start_watch_on_socket(conn, watch, deadline, state_json);
     if (rc != FR_OK) {
         free_watch(watch);
         if (rc == FR_ECLOSED && conn->has_refusal) {
@@ -2050,7 +2125,7 @@ int fr_unwatch(fr_watch *watch) {
         char params[48];
         snprintf(params, sizeof params, "{\"watch\":%llu}", (unsigned long long)watch->daemon_id);
         fr_msg answer;
-        rc = conn_request(conn, M_UNWATCH, params, &answer);
+        rc = conn_request(conn, M_UNWATCH, params, request_deadline(conn), &answer);
         if (rc == FR_OK) fr__msg_clear(&answer);
         else if (rc == FR_ERPC && conn->last_error.grpc_code == FR_GRPC_UNAVAILABLE) rc = FR_OK; /* stopping */
         else if (rc == FR_ECLOSED) rc = FR_OK; /* a closed socket ends the watch too */
@@ -2076,14 +2151,14 @@ int fr_call_async(fr_conn *conn, const char *method, const char *params_json, fr
         if (memchr(params_json, '\n', n) || fr_json_parse(params_json, n, &doc, NULL) != 0) return FR_EINVAL;
         fr_json_free(doc);
     }
-    int rc = conn_check(conn);
+    int rc = conn_check(conn, -1);
     if (rc != FR_OK) return rc;
     async_call *call = calloc(1, sizeof *call);
     if (call == NULL) return FR_ENOMEM;
     call->id = conn->next_id++;
     call->fn = fn;
     call->user = user;
-    call->deadline = conn->request_timeout_ms < 0 ? -1 : now_ms() + conn->request_timeout_ms;
+    call->deadline = request_deadline(conn);
     call->is_register = strcmp(method, M_REGISTER) == 0;
     rc = send_request(conn, call->id, method, params_json);
     if (rc != FR_OK) {
@@ -2148,7 +2223,7 @@ int fr_timeout_ms(const fr_conn *conn) {
  * queued ticks (as many as were queued when its turn came), then each watch's events. */
 static void deliver(fr_conn *conn) {
     conn->in_callback = 1;
-    for (;;) {
+    while (!conn->close_requested) {
         async_call **p = &conn->asyncs;
         while (*p && !(*p)->done) p = &(*p)->next;
         if (*p == NULL) break;
@@ -2158,25 +2233,25 @@ static void deliver(fr_conn *conn) {
         free(call->result);
         free(call);
     }
-    for (fr_link *link = conn->links; link; link = link->next) {
+    for (fr_link *link = conn->links; link && !conn->close_requested; link = link->next) {
         if (link->tick_fn == NULL) continue;
-        for (unsigned n = link->count; n > 0 && link->count > 0 && link->tick_fn; n--) {
+        for (unsigned n = link->count; n > 0 && link->count > 0 && link->tick_fn && !conn->close_requested; n--) {
             fr_tick tick;
             pop_tick(link, &tick);
             link->tick_fn(link, &tick, link->tick_user);
         }
-        if (link->tick_fn && link->ended && !link->end_reported && link->count == 0) {
+        if (link->tick_fn && link->ended && !link->end_reported && link->count == 0 && !conn->close_requested) {
             link->end_reported = 1;
             link->tick_fn(link, NULL, link->tick_user);
         }
     }
-    for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
+    for (fr_watch *watch = conn->watches; watch && !conn->close_requested; watch = watch->next) {
         if (watch->fn == NULL) continue;
-        for (unsigned n = watch->count; n > 0 && watch->count > 0; n--) {
+        for (unsigned n = watch->count; n > 0 && watch->count > 0 && !conn->close_requested; n--) {
             pop_event(watch);
             watch->fn(watch, &watch->current.event, watch->user);
         }
-        if (watch->ended && !watch->end_reported && watch->count == 0) {
+        if (watch->ended && !watch->end_reported && watch->count == 0 && !conn->close_requested) {
             watch->end_reported = 1;
             watch->fn(watch, NULL, watch->user);
         }
@@ -2190,9 +2265,13 @@ int fr_dispatch(fr_conn *conn) {
         for (int i = 0; i < DISPATCH_READS && conn->fd >= 0; i++)
             if (conn_pump(conn, now_ms()) != FR_OK) break; /* nothing more to read now, or the socket dropped */
     } else if (!conn->fatal) {
-        conn_check(conn); /* makes the reconnect attempt if one is due */
+        conn_check(conn, -1); /* makes the reconnect attempt if one is due */
     }
     expire_asyncs(conn); /* after reading: an answer that came in time is taken */
     deliver(conn);
+    if (conn->close_requested) { /* fr_close from a callback */
+        free_conn(conn);
+        return FR_ECLOSED;
+    }
     return conn->fatal ? conn->fatal_err : FR_OK;
 }

@@ -9,6 +9,9 @@
 
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 /* One turn of the documented loop: poll fr_fd() for at most fr_timeout_ms()
  * (capped at `cap_ms`), then fr_dispatch. Returns fr_dispatch's result. */
@@ -335,6 +338,150 @@ static void test_backoff_against_a_stopped_daemon(void) {
     daemon_start(&daemon_);
 }
 
+/* fr_close from a callback (a tick callback here) is safe: the socket closes at once, calls
+ * made after it in the same callback fail with FR_ECLOSED, no other callback follows, and
+ * fr_dispatch frees the connection when the callback returns (ASan reports any use
+ * after that) and returns FR_ECLOSED. The daemon releases the links with the socket. */
+typedef struct closing_log {
+    fr_conn *conn;
+    int calls;
+    int call_after_close;
+} closing_log;
+
+static void close_from_tick(fr_link *link, const fr_tick *tick, void *user) {
+    (void)link;
+    (void)tick;
+    closing_log *log = user;
+    log->calls++;
+    fr_close(log->conn);
+    log->call_after_close = fr_call(log->conn, "grpc.health.v1.Health/Check", NULL, NULL);
+}
+
+static void test_close_from_a_callback(void) {
+    fr_conn *conn = connect_ok();
+    closing_log log = { conn, 0, FR_OK };
+    fr_link *first = register_ok(conn, 60, 120, 120, 1, 0, "c-close-1");
+    fr_link *second = register_ok(conn, 60, 120, 120, 1, 0, "c-close-2");
+    CHECK(fr_set_tick_callback(first, close_from_tick, &log) == FR_OK);
+    CHECK(fr_set_tick_callback(second, close_from_tick, &log) == FR_OK);
+    /* Both links tick before the first dispatch: two callbacks are due, one is made. */
+    fr_conn *watcher = connect_ok();
+    fr_link *clock = register_ok(watcher, 60, 120, 120, 1, 0, "c-close-clock");
+    fr_tick tick;
+    for (int i = 0; i < 3; i++) CHECK(fr_next_tick(clock, &tick, 2000) == FR_OK);
+    int rc = FR_OK;
+    double deadline = now_s() + 5;
+    while (rc == FR_OK && now_s() < deadline) rc = loop_once(conn, 100);
+    CHECK_MSG(rc == FR_ECLOSED, "%s", fr_strerror(rc));
+    CHECK_MSG(log.calls == 1, "%d callbacks", log.calls);
+    CHECK_MSG(log.call_after_close == FR_ECLOSED, "%s", fr_strerror(log.call_after_close));
+    /* The daemon let both links go. */
+    int gone = 0;
+    for (deadline = now_s() + 5; !gone && now_s() < deadline;) {
+        char *state = NULL;
+        CHECK(fr_call(watcher, "framerate.v1.Compositor/GetState", NULL, &state) == FR_OK);
+        /* The display's links (the residency after them still names the closed ones). */
+        const char *links = state ? strstr(state, "\"links\":[") : NULL;
+        const char *end = links ? strstr(links, "],\"decision\"") : NULL;
+        if (end) {
+            int length = (int)(end - links);
+            char *list = strndup(links, (size_t)length);
+            gone = list && !strstr(list, "c-close-1") && !strstr(list, "c-close-2") && strstr(list, "c-close-clock");
+            free(list);
+        }
+        fr_free(state);
+        if (!gone) CHECK(fr_next_tick(clock, &tick, 2000) == FR_OK);
+    }
+    CHECK(gone);
+    fr_close(watcher);
+}
+
+/* A stand-in daemon (a thread of this process, so the client trusts it: same uid) that
+ * answers the first connection's first `fast` requests at once and then closes it, and
+ * every later connection's requests `delay_ms` late: a daemon that came back slow. */
+typedef struct slow_daemon {
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int listener;
+    int fast;
+    int delay_ms;
+    pthread_t thread;
+} slow_daemon;
+
+static void slow_daemon_answer(int fd, const char *line, uint64_t link) {
+    const char *at = strstr(line, "\"id\":");
+    unsigned long long id = at ? strtoull(at + 5, NULL, 10) : 0;
+    char reply[256];
+    int n;
+    if (strstr(line, "DisplayLink/Register"))
+        n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"result\":{\"link\":%llu,\"display\":0,"
+                     "\"refreshRate\":60.0,\"callbackRate\":60.0}}\n", id, (unsigned long long)link);
+    else
+        n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"result\":{\"status\":\"SERVING\"}}\n", id);
+    if (id != 0) (void)!send(fd, reply, (size_t)n, MSG_NOSIGNAL);
+}
+
+/* Serves the two connections the test makes (the first, then the reconnect's). */
+static void *slow_daemon_run(void *arg) {
+    slow_daemon *d = arg;
+    for (int connection = 0; connection < 2; connection++) {
+        int fd = accept(d->listener, NULL, NULL);
+        if (fd < 0) return NULL;
+        char buf[16384];
+        size_t len = 0;
+        uint64_t answered = 0;
+        for (int open = 1; open;) {
+            ssize_t n = recv(fd, buf + len, sizeof buf - len - 1, 0);
+            if (n <= 0) break;
+            len += (size_t)n;
+            buf[len] = '\0';
+            char *end;
+            while (open && (end = memchr(buf, '\n', len)) != NULL) {
+                *end = '\0';
+                if (connection > 0) sleep_s(d->delay_ms / 1000.0);
+                slow_daemon_answer(fd, buf, ++answered);
+                len -= (size_t)(end + 1 - buf);
+                memmove(buf, end + 1, len);
+                buf[len] = '\0';
+                if (connection == 0 && answered == (uint64_t)d->fast) open = 0;
+            }
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+/* A reconnect attempt made by a blocking call registers the links again within that
+ * call's request timeout, all of them together: a daemon that answers each Register
+ * 400 ms late cannot hold a call with a 1 s timeout for 4 x 400 ms and then its own
+ * request (2 s in all, as it did). The attempt fails at the deadline; the call says
+ * FR_ERECONNECTING. */
+static void test_reconnect_keeps_the_call_timeout(void) {
+    slow_daemon d = { .fast = 4, .delay_ms = 400 };
+    snprintf(d.path, sizeof d.path, "%s/slow.sock", daemon_.dir);
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    memcpy(addr.sun_path, d.path, strlen(d.path) + 1);
+    d.listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(d.listener >= 0 && bind(d.listener, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(d.listener, 8) == 0);
+    CHECK(pthread_create(&d.thread, NULL, slow_daemon_run, &d) == 0);
+    fr_conn *conn = NULL;
+    CHECK(fr_connect(d.path, &conn) == FR_OK);
+    CHECK(fr_set_request_timeout(conn, 1000) == FR_OK);
+    for (int i = 0; i < 4; i++) register_ok(conn, 30, 60, 60, 0, 0, "c-slow");
+    /* The stand-in closed the connection after the fourth answer: the next call learns it. */
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
+    while (fr_timeout_ms(conn) > 0) sleep_s(0.005); /* the backoff's first wait (about 10 ms) */
+    double started = now_s();
+    int rc = fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL);
+    double elapsed = now_s() - started;
+    CHECK_MSG(rc == FR_ERECONNECTING, "%s", fr_strerror(rc));
+    CHECK_MSG(elapsed >= 0.9 && elapsed < 1.5, "the call took %.3f s (timeout 1 s)", elapsed);
+    printf("     a call whose reconnect met a slow daemon returned after %.0f ms (timeout 1000 ms)\n", elapsed * 1000);
+    fr_close(conn); /* the stand-in's second connection ends: its thread returns */
+    CHECK(pthread_join(d.thread, NULL) == 0);
+    close(d.listener);
+    unlink(d.path);
+}
+
 int main(void) {
     daemon_setup();
     RUN(test_backoff_is_the_protocol_rule);
@@ -343,6 +490,8 @@ int main(void) {
     RUN(test_calls_fail_at_once_while_the_daemon_is_gone);
     RUN(test_async_call_to_a_stopped_daemon_times_out);
     RUN(test_backoff_against_a_stopped_daemon);
+    RUN(test_close_from_a_callback);
+    RUN(test_reconnect_keeps_the_call_timeout);
     printf("%d checks, %d failed\n", test_checks, test_failures);
     return test_failures ? 1 : 0;
 }
