@@ -42,6 +42,12 @@ import Testing
         let request = try BoostRequest(params: ["link": 4, "duration": 0.25])
         #expect(request.link == LinkID(rawValue: 4) && request.duration == 0.25 && request.range == nil)
         #expect(request.durationValue == .milliseconds(250))
+        // The shortest accepted durations still begin a boost: one nanosecond, not zero.
+        #expect(try BoostRequest(params: ["link": 4, "duration": 1e-300]).durationValue == .nanoseconds(1))
+        #expect(try BoostRequest(params: ["link": 4, "duration": 4e-10]).durationValue == .nanoseconds(1))
+        #expect(try BoostRequest(params: ["link": 4, "duration": 5]).durationValue == .seconds(5))
+        #expect(BoostRequest(link: LinkID(rawValue: 4), duration: .nan).durationValue == .nanoseconds(1))
+        #expect(BoostRequest(link: LinkID(rawValue: 4), duration: 1e300).durationValue == .seconds(5))
         for bad: JSONValue in [0, -0.5, 5.5, "1", .null, .bool(true)] {
             #expect(throws: RPCError.self) { try BoostRequest(params: ["link": 4, "duration": bad]) }
         }

@@ -36,8 +36,12 @@ public struct BoostRequest: Hashable, Sendable {
         self.range = try readRange(reader, field: "range")
     }
 
-    /// How long the boost lasts, as a duration (whole nanoseconds).
-    public var durationValue: Duration { .nanoseconds(Int64((duration * 1e9).rounded())) }
+    /// How long the boost lasts, as a duration: whole nanoseconds, at least one, so that
+    /// every accepted duration, `1e-300` included, is a boost that begins (it ends at the
+    /// next vsync). Clamped to 1 ns...5 s for a value built without ``init(params:)``.
+    public var durationValue: Duration {
+        .nanoseconds(FrameRateMath.wholeNumber((duration * 1e9).rounded(), clampedTo: 1...Int64(5_000_000_000)))
+    }
 
     /// The params object.
     public var jsonValue: JSONValue {
