@@ -230,11 +230,15 @@ typedef struct fr_event {
 
 /* Callbacks fr_dispatch calls. From a callback you may call fr_frame_done,
  * fr_update, fr_pause, fr_resume, fr_call and the getters; fr_invalidate and
- * fr_unwatch return FR_EINVAL there: do those after fr_dispatch returns. fr_close
- * from a callback closes the socket at once; no callback follows, calls on the
- * connection fail with FR_ECLOSED until the callback returns, and fr_dispatch then
- * frees the connection with its links and watches and returns FR_ECLOSED: use none
- * of them after that. */
+ * fr_unwatch return FR_EINVAL there: do those after fr_dispatch returns.
+ * fr_close from a callback closes the socket at once and ends every link and watch:
+ * no callback follows, and until the callback returns calls on the connection fail
+ * with FR_ECLOSED and those on its links and watches with FR_EENDED. fr_dispatch
+ * then frees the connection with its links and watches and returns FR_ECLOSED. It
+ * returns FR_ECLOSED too for a connection closed for good, which the application
+ * must still fr_close; so an application that closes from a callback forgets its
+ * pointer there (conn = NULL: fr_dispatch(NULL) is FR_EINVAL, fr_close(NULL) does
+ * nothing). */
 /* A tick of `link`; tick is NULL once the link has ended (fr_link_error says why). */
 typedef void (*fr_tick_fn)(fr_link *link, const fr_tick *tick, void *user);
 /* An event of `watch`; event is NULL once the watch has ended. */
@@ -277,9 +281,10 @@ FR_API int fr_set_reconnect_policy(fr_conn *conn, const fr_reconnect_policy *pol
  * at most maximum_delay_ms. A pure function: the library calls it with a random number. */
 FR_API double fr_reconnect_delay_ms(const fr_reconnect_policy *policy, unsigned attempt, double random);
 /* How long a request waits for its answer (ms, < 0 forever; default 5000): a blocking
- * call then returns FR_ETIMEDOUT (or FR_ERECONNECTING when the reconnect attempt it
- * made took the time: the attempt ends by the call's deadline too, and within one
- * timeout when no call waits on it), and an fr_call_async gets FR_ETIMEDOUT from
+ * call then returns FR_ETIMEDOUT, and its timeout covers the reconnect attempt it
+ * makes too (connect, re-registrations, its own request; FR_ERECONNECTING when the
+ * attempt took the time); an attempt made by fr_next_tick, fr_next_event or
+ * fr_dispatch gets one timeout of its own. An fr_call_async gets FR_ETIMEDOUT from
  * fr_dispatch (the timeout in force when it was sent counts). A Register that times out
  * leaves no link behind: if its reply still comes, the library invalidates the link. */
 FR_API int fr_set_request_timeout(fr_conn *conn, int timeout_ms);

@@ -817,11 +817,11 @@ static int open_socket(const fr_conn *conn, int64_t deadline, int *fd_out) {
         rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
         if (rc == 0 || errno != EINTR) break;
     }
+    int err = rc < 0 ? errno : 0;
     /* The writes afterwards keep the connect's bound. */
     struct timeval write_timeout = { CONNECT_TIMEOUT_MS / 1000, 0 };
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &write_timeout, sizeof write_timeout);
     if (rc < 0) {
-        int err = errno;
         close(fd);
         struct stat st;
         switch (err) {
@@ -1432,10 +1432,12 @@ static int conn_check(fr_conn *conn, int64_t deadline) {
 }
 
 /* Waits until the connection is up, making the attempts as they fall due,
- * until `deadline` (ms, < 0: until reconnected or given up). */
+ * until `deadline` (ms, < 0: until reconnected or given up). An attempt gets one
+ * request timeout whatever is left of `deadline`: a caller polling with a short or
+ * zero timeout must not make every attempt fail (and count against the policy). */
 static int conn_ensure(fr_conn *conn, int64_t deadline) {
     for (;;) {
-        int rc = conn_check(conn, deadline);
+        int rc = conn_check(conn, -1);
         if (rc != FR_ERECONNECTING) return rc;
         int64_t now = now_ms();
         if (deadline >= 0 && now >= deadline) return FR_ETIMEDOUT;
@@ -1558,15 +1560,19 @@ void fr_close(fr_conn *conn) {
          * free_conn frees. The socket closes now (the daemon releases the links), no
          * callback follows this one, every call from here fails with FR_ECLOSED, and
          * fr_dispatch frees the rest when the callback returns. */
+        if (conn->close_requested) return;
         conn->close_requested = 1;
         conn->reconnect_enabled = 0;
-        conn->fatal = 1;
-        conn->fatal_err = FR_ECLOSED;
         if (conn->fd >= 0) {
             close(conn->fd);
             conn->fd = -1;
             conn->fd_generation++;
         }
+        /* Every link and watch ends (FR_EENDED from their calls; a waiting call such as
+         * fr_next_tick returns instead of waiting for a socket that is gone). */
+        fr_error why;
+        set_error(&why, FR_GRPC_CANCELLED, "the application closed the connection (fr_close)");
+        end_everything(conn, FR_ECLOSED, &why);
         return;
     }
     free_conn(conn);

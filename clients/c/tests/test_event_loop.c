@@ -339,27 +339,39 @@ static void test_backoff_against_a_stopped_daemon(void) {
 }
 
 /* fr_close from a callback (a tick callback here) is safe: the socket closes at once, calls
- * made after it in the same callback fail with FR_ECLOSED, no other callback follows, and
- * fr_dispatch frees the connection when the callback returns (ASan reports any use
+ * made after it in the same callback fail (FR_ECLOSED on the connection, FR_EENDED on a
+ * link, at once: fr_next_tick used to wait for ever there), no other callback follows,
+ * and fr_dispatch frees the connection when the callback returns (ASan reports any use
  * after that) and returns FR_ECLOSED. The daemon releases the links with the socket. */
 typedef struct closing_log {
     fr_conn *conn;
     int calls;
     int call_after_close;
+    int frame_done_after_close;
+    int next_tick_after_close;
+    double next_tick_seconds;
 } closing_log;
 
 static void close_from_tick(fr_link *link, const fr_tick *tick, void *user) {
-    (void)link;
-    (void)tick;
     closing_log *log = user;
     log->calls++;
     fr_close(log->conn);
+    fr_close(log->conn); /* twice in a callback: still one close */
     log->call_after_close = fr_call(log->conn, "grpc.health.v1.Health/Check", NULL, NULL);
+    log->frame_done_after_close = fr_frame_done(link, tick->sequence);
+    double started = now_s();
+    fr_tick queued;
+    int rc;
+    while ((rc = fr_next_tick(link, &queued, 2000)) == FR_OK) { /* ticks read before the close */
+    }
+    log->next_tick_after_close = rc;
+    log->next_tick_seconds = now_s() - started;
+    log->conn = NULL; /* freed when fr_dispatch returns */
 }
 
 static void test_close_from_a_callback(void) {
     fr_conn *conn = connect_ok();
-    closing_log log = { conn, 0, FR_OK };
+    closing_log log = { .conn = conn, .call_after_close = FR_OK, .frame_done_after_close = FR_OK, .next_tick_after_close = FR_OK };
     fr_link *first = register_ok(conn, 60, 120, 120, 1, 0, "c-close-1");
     fr_link *second = register_ok(conn, 60, 120, 120, 1, 0, "c-close-2");
     CHECK(fr_set_tick_callback(first, close_from_tick, &log) == FR_OK);
@@ -375,6 +387,11 @@ static void test_close_from_a_callback(void) {
     CHECK_MSG(rc == FR_ECLOSED, "%s", fr_strerror(rc));
     CHECK_MSG(log.calls == 1, "%d callbacks", log.calls);
     CHECK_MSG(log.call_after_close == FR_ECLOSED, "%s", fr_strerror(log.call_after_close));
+    CHECK_MSG(log.frame_done_after_close == FR_EENDED, "%s", fr_strerror(log.frame_done_after_close));
+    CHECK_MSG(log.next_tick_after_close == FR_EENDED && log.next_tick_seconds < 1, "%s after %.3f s",
+              fr_strerror(log.next_tick_after_close), log.next_tick_seconds);
+    CHECK(log.conn == NULL && fr_dispatch(log.conn) == FR_EINVAL);
+    fr_close(log.conn); /* NULL: nothing */
     /* The daemon let both links go. */
     int gone = 0;
     for (deadline = now_s() + 5; !gone && now_s() < deadline;) {
@@ -424,6 +441,9 @@ static void slow_daemon_answer(int fd, const char *line, uint64_t link) {
 static void *slow_daemon_run(void *arg) {
     slow_daemon *d = arg;
     for (int connection = 0; connection < 2; connection++) {
+        /* Bounded, so that a client that never comes fails the test instead of hanging it. */
+        struct pollfd waiting = { d->listener, POLLIN, 0 };
+        if (poll(&waiting, 1, 10000) != 1) return NULL;
         int fd = accept(d->listener, NULL, NULL);
         if (fd < 0) return NULL;
         char buf[16384];
