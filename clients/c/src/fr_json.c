@@ -1,10 +1,12 @@
 /* A strict, bounded JSON reader for libframerate (see fr_json.h). Every read is
  * checked against the end of the input; nesting is limited; memory comes from a
- * per-document arena that grows in blocks, so a line costs O(its length). */
+ * per-document arena that grows in blocks, so a line costs O(its length), and with
+ * fr_json_parse_bounded only the levels kept cost more than the line's copy. */
 #define _POSIX_C_SOURCE 200809L
 #include "fr_json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@ typedef struct fr_block {
 
 struct fr_json_doc {
     fr_block *blocks;
+    size_t bytes;        /* allocated: the copy and the arena's blocks */
     char *copy;          /* the input, NUL-terminated; raw spans point here */
     fr_json *root;
 };
@@ -35,6 +38,7 @@ static void *arena_alloc(fr_json_doc *doc, size_t size) {
         if (cap < size) cap = size;
         fr_block *fresh = malloc(sizeof(fr_block) + cap);
         if (fresh == NULL) return NULL;
+        doc->bytes += sizeof(fr_block) + cap;
         fresh->next = block;
         fresh->used = 0;
         fresh->cap = cap;
@@ -52,6 +56,7 @@ typedef struct parser {
     const char *p;
     const char *end;
     int depth;
+    int keep_depth;      /* members deeper than this are checked, not kept */
     int oom;
 } parser;
 
@@ -119,7 +124,7 @@ int fr_json_utf8_valid(const char *text) {
     return 1;
 }
 
-/* At the opening quote. Decodes into arena memory. */
+/* At the opening quote. Decodes into arena memory, or (out NULL) only checks. */
 static int parse_string(parser *ps, const char **out, size_t *out_len) {
     const char *p = ps->p + 1;
     /* Find the closing quote to size the buffer (decoded <= raw). */
@@ -132,22 +137,28 @@ static int parse_string(parser *ps, const char **out, size_t *out_len) {
         scan++;
     }
     if (scan >= ps->end) { ps->p = scan; return -1; }
-    char *dst = arena_alloc(ps->doc, (size_t)(scan - p) + 1);
-    if (dst == NULL) { ps->oom = 1; return -1; }
+    /* Checking only, the decoded bytes go to a small scratch buffer, overwritten. */
+    char scratch[8];
+    char *dst = scratch;
+    if (out) {
+        dst = arena_alloc(ps->doc, (size_t)(scan - p) + 1);
+        if (dst == NULL) { ps->oom = 1; return -1; }
+    }
     size_t n = 0;
+#define PUT(c) do { dst[out ? n : 0] = (c); n++; } while (0)
     while (p < scan) {
         unsigned char c = (unsigned char)*p;
         if (c == '\\') {
             p++; /* p < scan: the scan above stepped over the escaped byte */
             switch (*p) {
-            case '"': dst[n++] = '"'; p++; break;
-            case '\\': dst[n++] = '\\'; p++; break;
-            case '/': dst[n++] = '/'; p++; break;
-            case 'b': dst[n++] = '\b'; p++; break;
-            case 'f': dst[n++] = '\f'; p++; break;
-            case 'n': dst[n++] = '\n'; p++; break;
-            case 'r': dst[n++] = '\r'; p++; break;
-            case 't': dst[n++] = '\t'; p++; break;
+            case '"': PUT('"'); p++; break;
+            case '\\': PUT('\\'); p++; break;
+            case '/': PUT('/'); p++; break;
+            case 'b': PUT('\b'); p++; break;
+            case 'f': PUT('\f'); p++; break;
+            case 'n': PUT('\n'); p++; break;
+            case 'r': PUT('\r'); p++; break;
+            case 't': PUT('\t'); p++; break;
             case 'u': {
                 unsigned cp;
                 if (hex4(p + 1, scan, &cp) != 0) { ps->p = p; return -1; }
@@ -165,7 +176,7 @@ static int parse_string(parser *ps, const char **out, size_t *out_len) {
                     return -1; /* a lone low surrogate */
                 }
                 /* \uXXXX is 6 raw bytes and at most 3 decoded; a pair is 12 and 4. */
-                n += put_utf8(dst + n, cp);
+                n += put_utf8(out ? dst + n : scratch, cp);
                 break;
             }
             default:
@@ -176,19 +187,22 @@ static int parse_string(parser *ps, const char **out, size_t *out_len) {
             ps->p = p;
             return -1;
         } else if (c < 0x80) {
-            dst[n++] = (char)c;
+            PUT((char)c);
             p++;
         } else {
             size_t len = utf8_len((const unsigned char *)p, (const unsigned char *)scan);
             if (len == 0) { ps->p = p; return -1; }
-            memcpy(dst + n, p, len);
+            if (out) memcpy(dst + n, p, len);
             n += len;
             p += len;
         }
     }
-    dst[n] = '\0';
-    *out = dst;
-    *out_len = n;
+#undef PUT
+    if (out) {
+        dst[n] = '\0';
+        *out = dst;
+        *out_len = n;
+    }
     ps->p = scan + 1;
     return 0;
 }
@@ -210,6 +224,10 @@ static int parse_number(parser *ps, fr_json *v) {
         if (p < end && (*p == '+' || *p == '-')) p++;
         if (p >= end || *p < '0' || *p > '9') { ps->p = p; return -1; }
         while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (v == NULL) { /* checked only */
+        ps->p = p;
+        return 0;
     }
     size_t len = (size_t)(p - start);
     /* Rewritten as "[-]DIGITSeEXP" (no decimal point, so the locale's does not
@@ -276,13 +294,19 @@ static int expect_literal(parser *ps, const char *word, size_t n) {
     return 0;
 }
 
+/* `v` NULL: checked only. Members deeper than keep_depth are checked only too, and
+ * their container is marked elided. */
 static int parse_container(parser *ps, fr_json *v, int object) {
     char close = object ? '}' : ']';
     if (++ps->depth > FR_JSON_MAX_DEPTH) return -1;
     ps->p++; /* the opening bracket */
-    v->type = object ? FR_JSON_OBJECT : FR_JSON_ARRAY;
-    v->u.kids.first = NULL;
-    v->u.kids.count = 0;
+    int keep = v != NULL && ps->depth <= ps->keep_depth;
+    if (v) {
+        v->type = object ? FR_JSON_OBJECT : FR_JSON_ARRAY;
+        v->elided = !keep;
+        v->u.kids.first = NULL;
+        v->u.kids.count = 0;
+    }
     fr_json *tail = NULL;
     skip_ws(ps);
     if (ps->p < ps->end && *ps->p == close) {
@@ -291,21 +315,26 @@ static int parse_container(parser *ps, fr_json *v, int object) {
         return 0;
     }
     for (;;) {
-        fr_json *kid = arena_alloc(ps->doc, sizeof *kid);
-        if (kid == NULL) { ps->oom = 1; return -1; }
-        memset(kid, 0, sizeof *kid);
+        fr_json *kid = NULL;
+        if (keep) {
+            kid = arena_alloc(ps->doc, sizeof *kid);
+            if (kid == NULL) { ps->oom = 1; return -1; }
+            memset(kid, 0, sizeof *kid);
+        }
         skip_ws(ps);
         if (object) {
             if (ps->p >= ps->end || *ps->p != '"') return -1;
-            if (parse_string(ps, &kid->key, &kid->key_len) != 0) return -1;
+            if (parse_string(ps, kid ? &kid->key : NULL, kid ? &kid->key_len : NULL) != 0) return -1;
             skip_ws(ps);
             if (ps->p >= ps->end || *ps->p != ':') return -1;
             ps->p++;
         }
         if (parse_value(ps, kid) != 0) return -1;
-        if (tail) tail->next = kid; else v->u.kids.first = kid;
-        tail = kid;
-        v->u.kids.count++;
+        if (kid) {
+            if (tail) tail->next = kid; else v->u.kids.first = kid;
+            tail = kid;
+            v->u.kids.count++;
+        }
         skip_ws(ps);
         if (ps->p >= ps->end) return -1;
         if (*ps->p == ',') { ps->p++; continue; }
@@ -316,26 +345,33 @@ static int parse_container(parser *ps, fr_json *v, int object) {
     return 0;
 }
 
+/* `v` NULL: checked only, nothing allocated. */
 static int parse_value(parser *ps, fr_json *v) {
     skip_ws(ps);
     if (ps->p >= ps->end) return -1;
     const char *begin = ps->p;
     int rc;
+    fr_json_type type = FR_JSON_NULL;
     switch (*ps->p) {
-    case '{': rc = parse_container(ps, v, 1); break;
-    case '[': rc = parse_container(ps, v, 0); break;
+    case '{': type = FR_JSON_OBJECT; rc = parse_container(ps, v, 1); break;
+    case '[': type = FR_JSON_ARRAY; rc = parse_container(ps, v, 0); break;
     case '"':
-        v->type = FR_JSON_STRING;
-        rc = parse_string(ps, &v->u.str.s, &v->u.str.len);
+        type = FR_JSON_STRING;
+        rc = parse_string(ps, v ? &v->u.str.s : NULL, v ? &v->u.str.len : NULL);
         break;
-    case 't': v->type = FR_JSON_TRUE; rc = expect_literal(ps, "true", 4); break;
-    case 'f': v->type = FR_JSON_FALSE; rc = expect_literal(ps, "false", 5); break;
-    case 'n': v->type = FR_JSON_NULL; rc = expect_literal(ps, "null", 4); break;
+    case 't': type = FR_JSON_TRUE; rc = expect_literal(ps, "true", 4); break;
+    case 'f': type = FR_JSON_FALSE; rc = expect_literal(ps, "false", 5); break;
+    case 'n': type = FR_JSON_NULL; rc = expect_literal(ps, "null", 4); break;
     default:
-        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) rc = parse_number(ps, v);
-        else rc = -1;
+        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) {
+            type = FR_JSON_NUMBER;
+            rc = parse_number(ps, v);
+        } else {
+            rc = -1;
+        }
     }
-    if (rc == 0) {
+    if (rc == 0 && v) {
+        v->type = type;
         v->raw = begin;
         v->raw_len = (size_t)(ps->p - begin);
     }
@@ -343,6 +379,10 @@ static int parse_value(parser *ps, fr_json *v) {
 }
 
 int fr_json_parse(const char *text, size_t len, fr_json_doc **out, size_t *error_offset) {
+    return fr_json_parse_bounded(text, len, INT_MAX, out, error_offset);
+}
+
+int fr_json_parse_bounded(const char *text, size_t len, int keep_depth, fr_json_doc **out, size_t *error_offset) {
     *out = NULL;
     if (error_offset) *error_offset = 0;
     if (text == NULL && len > 0) return -1;
@@ -350,9 +390,10 @@ int fr_json_parse(const char *text, size_t len, fr_json_doc **out, size_t *error
     if (doc == NULL) return -2;
     doc->copy = malloc(len + 1);
     if (doc->copy == NULL) { free(doc); return -2; }
+    doc->bytes = len + 1;
     if (len) memcpy(doc->copy, text, len);
     doc->copy[len] = '\0';
-    parser ps = { doc, doc->copy, doc->copy, doc->copy + len, 0, 0 };
+    parser ps = { doc, doc->copy, doc->copy, doc->copy + len, 0, keep_depth < 0 ? 0 : keep_depth, 0 };
     fr_json *root = arena_alloc(doc, sizeof *root);
     int rc = -1;
     if (root == NULL) ps.oom = 1;
@@ -386,6 +427,8 @@ void fr_json_free(fr_json_doc *doc) {
 }
 
 const fr_json *fr_json_root(const fr_json_doc *doc) { return doc ? doc->root : NULL; }
+
+size_t fr_json_doc_bytes(const fr_json_doc *doc) { return doc ? doc->bytes : 0; }
 
 const fr_json *fr_json_get(const fr_json *object, const char *key) {
     if (object == NULL || object->type != FR_JSON_OBJECT) return NULL;

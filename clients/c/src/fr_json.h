@@ -23,6 +23,8 @@ typedef enum fr_json_type {
 typedef struct fr_json fr_json;
 struct fr_json {
     fr_json_type type;
+    int elided;           /* an object or array whose members were checked, not kept
+                           * (fr_json_parse_bounded): no kids, fr_json_get finds nothing */
     const char *key;      /* member name (decoded, NUL-terminated) inside an object, else NULL */
     size_t key_len;
     fr_json *next;        /* next element or member */
@@ -44,6 +46,13 @@ typedef struct fr_json_doc fr_json_doc;
  * when out of memory. On error, *error_offset (if not NULL) is the byte offset
  * where parsing stopped. */
 int fr_json_parse(const char *text, size_t len, fr_json_doc **out, size_t *error_offset);
+/* fr_json_parse that keeps only the values at most `keep_depth` levels below the root
+ * (the root's members are level 1). Deeper values are checked just as strictly but cost
+ * no memory: the container holding them is `elided`, with its raw text. Same results
+ * and error offsets as fr_json_parse for every input. */
+int fr_json_parse_bounded(const char *text, size_t len, int keep_depth, fr_json_doc **out, size_t *error_offset);
+/* Bytes the document holds (its copy of the input and its arena), for tests. */
+size_t fr_json_doc_bytes(const fr_json_doc *doc);
 void fr_json_free(fr_json_doc *doc);
 const fr_json *fr_json_root(const fr_json_doc *doc);
 

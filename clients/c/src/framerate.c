@@ -625,7 +625,12 @@ int fr__decode_line(const char *line, size_t len, fr_msg *msg) {
     memset(msg, 0, sizeof *msg);
     if (line == NULL && len) return FR_EINVAL;
     if (len > FR_MAX_LINE) return FR_EPROTO;
-    int rc = fr_json_parse(line, len, &msg->doc, NULL);
+    /* A long line (a GetState, a Watch's state: a local user's links and labels make it
+     * grow) is kept only as deep as this library reads (the error's data.status is the
+     * deepest); below, values are checked and left as text, so a line costs about its
+     * length rather than a 64-byte node per value. */
+    int keep = len > FR_KEEP_WHOLE_BELOW ? FR_KEPT_LEVELS : INT_MAX;
+    int rc = fr_json_parse_bounded(line, len, keep, &msg->doc, NULL);
     if (rc == -2) return FR_ENOMEM;
     if (rc != 0) return FR_EPROTO;
     const fr_json *root = fr_json_root(msg->doc);

@@ -56,9 +56,49 @@ static const char *const corpus[] = {
 };
 #define CORPUS_N (sizeof corpus / sizeof corpus[0])
 
+/* Whether `kept` (from fr_json_parse_bounded keeping `keep` levels) is `full` at
+ * `level`: the same type, key, text and value, the same members while level < keep,
+ * and an elided container without members below that. */
+static int same_tree(const fr_json *full, const fr_json *kept, int level, int keep) {
+    if (full->type != kept->type || full->raw_len != kept->raw_len || memcmp(full->raw, kept->raw, full->raw_len) != 0) return 0;
+    if ((full->key == NULL) != (kept->key == NULL)) return 0;
+    if (full->key && (full->key_len != kept->key_len || memcmp(full->key, kept->key, full->key_len) != 0)) return 0;
+    switch (full->type) {
+    case FR_JSON_STRING:
+        return full->u.str.len == kept->u.str.len && memcmp(full->u.str.s, kept->u.str.s, full->u.str.len) == 0;
+    case FR_JSON_NUMBER:
+        return memcmp(&full->u.num, &kept->u.num, sizeof full->u.num) == 0;
+    case FR_JSON_OBJECT:
+    case FR_JSON_ARRAY:
+        break;
+    default:
+        return 1;
+    }
+    if (full->elided) return 0;
+    if (level >= keep) return kept->elided && kept->u.kids.first == NULL && kept->u.kids.count == 0;
+    if (kept->elided || full->u.kids.count != kept->u.kids.count) return 0;
+    const fr_json *a = full->u.kids.first, *b = kept->u.kids.first;
+    for (; a && b; a = a->next, b = b->next)
+        if (!same_tree(a, b, level + 1, keep)) return 0;
+    return a == NULL && b == NULL;
+}
+
+/* fr_json_parse's result, checked against fr_json_parse_bounded at every depth the
+ * library uses and below: the same verdict and error offset, the same values where kept
+ * (so every fuzz input here tests the bounded parser too). */
 static int parse(const char *text, size_t len) {
     fr_json_doc *doc = NULL;
-    int rc = fr_json_parse(text, len, &doc, NULL);
+    size_t offset = 0;
+    int rc = fr_json_parse(text, len, &doc, &offset);
+    for (int keep = 0; keep <= 4 && rc != -2; keep++) {
+        fr_json_doc *bounded = NULL;
+        size_t bounded_offset = 0;
+        int bounded_rc = fr_json_parse_bounded(text, len, keep, &bounded, &bounded_offset);
+        CHECK_MSG(bounded_rc == rc && bounded_offset == offset, "keep %d: %d at %zu, full %d at %zu", keep, bounded_rc,
+                  bounded_offset, rc, offset);
+        if (rc == 0 && bounded_rc == 0) CHECK_MSG(same_tree(fr_json_root(doc), fr_json_root(bounded), 0, keep), "keep %d", keep);
+        fr_json_free(bounded);
+    }
     fr_json_free(doc);
     return rc;
 }
@@ -185,6 +225,7 @@ static void test_nesting(void) {
 }
 
 static void test_huge(void) {
+    fr_msg msg;
     size_t n = (size_t)4 << 20;
     char *big = malloc(n + 16);
     /* A 4 MiB string. */
@@ -212,8 +253,31 @@ static void test_huge(void) {
     CHECK(fr_json_parse(big, k, &doc, NULL) == 0 && fr_json_root(doc)->u.kids.count == (k - 1) / 2);
     fr_json_free(doc);
     free(big);
+    /* A long line is kept only to the depth the library reads: a GetState of 40,000
+     * links costs about its length, not a node (64 bytes) per value. */
+    size_t links = 40000;
+    char *state = malloc(links * 64 + 256);
+    size_t at = (size_t)sprintf(state, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"displays\":[{\"id\":0,\"links\":[");
+    for (size_t i = 0; i < links; i++)
+        at += (size_t)sprintf(state + at, "%s{\"link\":%zu,\"r\":[1,2,3,4,5,6,7,8]}", i ? "," : "", i + 1);
+    at += (size_t)sprintf(state + at, "]}],\"now\":1.5}}");
+    CHECK(fr_json_parse(state, at, &doc, NULL) == 0);
+    size_t full_bytes = fr_json_doc_bytes(doc);
+    fr_json_free(doc);
+    CHECK(fr__decode_line(state, at, &msg) == FR_OK && msg.kind == FR_MSG_RESULT && msg.id == 7);
+    size_t kept_bytes = fr_json_doc_bytes(msg.doc);
+    const fr_json *displays = fr_json_get(msg.result, "displays");
+    const fr_json *display = displays && displays->u.kids.count == 1 ? displays->u.kids.first : NULL;
+    double now = 0;
+    CHECK(fr_json_double(fr_json_get(msg.result, "now"), &now) == 0 && now == 1.5);
+    CHECK(display && display->type == FR_JSON_OBJECT && display->elided && fr_json_get(display, "links") == NULL);
+    CHECK(msg.result->raw_len > at - 40); /* the whole result, as text */
+    CHECK_MSG(kept_bytes < 2 * at && full_bytes > 10 * at, "%zu bytes kept, %zu parsed whole, for a line of %zu", kept_bytes,
+              full_bytes, at);
+    printf("     a %zu-byte GetState: %zu bytes decoded (%zu parsed whole)\n", at, kept_bytes, full_bytes);
+    fr__msg_clear(&msg);
+    free(state);
     /* Lines longer than the limit are refused before parsing. */
-    fr_msg msg;
     char *huge = malloc(FR_MAX_LINE + 2);
     memset(huge, ' ', FR_MAX_LINE + 1);
     huge[0] = '1';
