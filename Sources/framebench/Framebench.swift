@@ -86,8 +86,15 @@ struct Load: ParsableCommand {
     @Flag(help: "Print JSON instead of the table.") var json = false
 
     func validate() throws {
-        guard links >= 0, (connections ?? 1) >= 1, processes >= 1, duration > 0, duration <= 600, warmup >= 0 else {
-            throw ValidationError("need links >= 0, connections >= 1, processes >= 1, 0 < duration <= 600, warmup >= 0")
+        guard links >= 0, (connections ?? 1) >= 1, processes >= 1, duration > 0, duration <= 600, warmup >= 0, warmup <= 600 else {
+            throw ValidationError("need links >= 0, connections >= 1, processes >= 1, 0 < duration <= 600, 0 <= warmup <= 600")
+        }
+        // Each becomes nanoseconds (`Int64(seconds * 1e9)`): out of range, that traps.
+        guard probeInterval == 0 || (probeInterval >= 0.001 && probeInterval <= 60) else {
+            throw ValidationError("--probe-interval must be 0 (no probes) or seconds with 0.001 <= seconds <= 60, got \(probeInterval)")
+        }
+        guard grace >= 0, grace <= 60 else {
+            throw ValidationError("--grace must be seconds with 0 <= seconds <= 60, got \(grace)")
         }
         _ = try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
     }

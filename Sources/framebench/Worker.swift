@@ -101,6 +101,11 @@ struct Worker: ParsableCommand {
     @Flag(inversion: .prefixedNo) var highFrameRate = true
     @Option(help: "Seconds to wait after the window for late ticks.") var grace: Double = 0.5
 
+    func validate() throws {
+        // `grace` becomes nanoseconds (`Int64(grace * 1e9)`): out of range, that traps.
+        guard grace >= 0, grace <= 60 else { throw ValidationError("--grace must be seconds with 0 <= seconds <= 60, got \(grace)") }
+    }
+
     func run() throws {
         System.raiseOpenFileLimit()
         let range = try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred)
