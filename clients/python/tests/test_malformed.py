@@ -379,3 +379,152 @@ def test_a_reregistration_left_unanswered_fails_the_attempt_not_the_link(tmp_soc
 
     run(main())
     assert [number for number, request in seen if request.get("method") == "framerate.v1.DisplayLink/Register"] == [1, 2, 3]
+
+
+def test_nan_and_infinity_are_not_json(tmp_socket_dir):
+    """Python's ``json`` takes ``NaN`` and ``Infinity``; the daemon never writes them and
+    RFC 8259 has none: such a line is malformed, and the call fails instead of handing
+    the application a rate of NaN."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    def answer(request: Dict) -> str:
+        return ('{"jsonrpc":"2.0","id":%d,"result":{"link":1,"display":0,"refreshRate":NaN,'
+                '"callbackRate":Infinity}}' % request["id"])
+
+    async def main() -> None:
+        async with client_of(path, answering(answer), reconnect=False) as conn:
+            with pytest.raises(framerate.FrameRateError) as raised:
+                await conn.register(60, 120, 120)
+            assert "NaN is not a JSON number" in str(raised.value) or isinstance(raised.value, framerate.ProtocolError), raised.value
+
+    run(main())
+
+
+def test_a_result_of_the_wrong_shape_is_a_protocol_error(tmp_socket_dir):
+    """Results the client reads after the call (SetCaps' displays, Boost's boostedUntil)
+    of the wrong shape raise ProtocolError, not a bare TypeError or KeyError."""
+    path = tmp_socket_dir / "scripted.sock"
+
+    def answer(request: Dict) -> str:
+        if request["method"] == "framerate.v1.DisplayLink/Register":
+            return registered(request, 1).decode().strip()
+        if request["method"] == "framerate.v1.DisplayLink/Boost":
+            return ('{"jsonrpc":"2.0","id":%d,"result":{"link":1,"display":0,"refreshRate":120.0,"callbackRate":120.0,'
+                    '"boostedUntil":"soon"}}' % request["id"])
+        return '{"jsonrpc":"2.0","id":%d,"result":{"displays":5}}' % request["id"]
+
+    async def main() -> None:
+        async with client_of(path, answering(answer), reconnect=False) as conn:
+            link = await conn.register(60, 120, 120)
+            with pytest.raises(framerate.ProtocolError):
+                await link.boost(0.1)
+            with pytest.raises(framerate.ProtocolError):
+                await conn.set_caps(low_power_mode=True)
+
+    run(main())
+
+
+def test_a_slow_daemon_costs_a_reconnect_attempt_one_request_timeout(tmp_socket_dir):
+    """The links are registered again all at once, within one request_timeout in all: a
+    daemon that came back answering each Register 0.4 s late fails an attempt with four
+    links after the 1 s timeout (it used to take 4 x 0.4 s, and then the next call its
+    own timeout on top), and the links stay."""
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[tuple] = []  # (connection number, request)
+    spans: Dict[int, List[float]] = {}  # connection number -> [accepted, closed by the client]
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        connections = 0
+        second_closed = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            number = connections
+            spans[number] = [loop.time()]
+            answered = 0
+            try:
+                while line := await reader.readline():
+                    request = json.loads(line)
+                    seen.append((number, request))
+                    if "id" not in request:
+                        continue
+                    if number > 1:
+                        await asyncio.sleep(0.4)
+                    answered += 1
+                    writer.write(registered(request, 10 * number + answered))
+                    await writer.drain()
+                    if number == 1 and answered == 4:
+                        break  # the daemon goes away: the client reconnects
+            except ConnectionError:
+                pass  # the client closed this connection while an answer was on its way
+            finally:
+                spans[number].append(loop.time())
+                if number == 2:
+                    second_closed.set()
+                writer.close()
+
+        policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
+        async with client_of(path, serve, reconnect=policy, request_timeout=1.0) as conn:
+            links = [await conn.register(30, 60, 60) for _ in range(4)]
+            await asyncio.wait_for(second_closed.wait(), 5)
+            assert all(not link.ended for link in links), [link.error for link in links]
+
+    run(main(), timeout=15)
+    accepted, closed = spans[2]
+    # The attempt fails at its one deadline (1 s after the requests went out), when the
+    # third answer is still 0.2 s away; the stand-in sees the close once its sleep ends.
+    assert closed - accepted < 1.9, closed - accepted
+
+
+def test_a_watch_unwatched_while_it_is_subscribed_again_leaves_nothing_behind(tmp_socket_dir):
+    """During a reconnect the client subscribes its watches again; one the application
+    unwatches while its Watch is in flight is unwatched on the daemon too, once the reply
+    gives its new id, and hears nothing more (not even ``resynchronized``)."""
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[tuple] = []
+
+    async def main() -> None:
+        connections = 0
+        waiting = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            number = connections
+            watches = 0
+            while line := await reader.readline():
+                request = json.loads(line)
+                seen.append((number, request))
+                if "id" not in request:
+                    continue
+                if number == 2 and watches == 0:
+                    waiting.set()
+                    await asyncio.sleep(0.3)  # the application unwatches meanwhile
+                watches += 1
+                writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"watch":%d,"state":{"displays":[]}}}\n'
+                              % (request["id"], 10 * number + watches)).encode())
+                await writer.drain()
+                if number == 1 and watches == 2:
+                    break
+            writer.close()
+
+        policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
+        async with client_of(path, serve, reconnect=policy) as conn:
+            kept, dropped = conn.watch(), conn.watch()
+            await kept.start()
+            await dropped.start()
+            await asyncio.wait_for(waiting.wait(), 5)
+            await dropped.unwatch()
+            for _ in range(200):  # up to 2 s for both replies and the Unwatch
+                if any(request.get("method") == "framerate.v1.Compositor/Unwatch" for _, request in seen):
+                    break
+                await asyncio.sleep(0.01)
+            assert (await asyncio.wait_for(kept.__anext__(), 2)).kind == "resynchronized"
+            with pytest.raises(StopAsyncIteration):
+                await asyncio.wait_for(dropped.__anext__(), 2)
+
+    run(main())
+    unwatches = [(number, request) for number, request in seen if request.get("method") == "framerate.v1.Compositor/Unwatch"]
+    assert unwatches == [(2, {"jsonrpc": "2.0", "method": "framerate.v1.Compositor/Unwatch", "params": {"watch": 22}})]

@@ -83,8 +83,9 @@ UNWATCH = "framerate.v1.Compositor/Unwatch"
 HEALTH = "grpc.health.v1.Health/Check"
 LIST_SERVICES = "framerate.v1.Reflection/ListServices"
 
-#: Longest line accepted from the daemon (a GetState with thousands of links fits easily).
-LINE_LIMIT = 64 * 1024 * 1024
+#: Longest line accepted from the daemon: the protocol's limit (16 MiB; the C client's
+#: FR_MAX_LINE). A GetState with thousands of links fits easily.
+LINE_LIMIT = 16 * 1024 * 1024
 #: Default number of undelivered ticks kept per link (the newest are kept).
 DEFAULT_TICK_BUFFER = 8
 #: Default number of undelivered events kept per watch.
@@ -96,6 +97,21 @@ DEFAULT_REQUEST_TIMEOUT = 5.0
 CLOSE_FLUSH_TIMEOUT = 1.0
 
 _Hook = Optional[Callable[[Any], None]]
+
+
+def _reject_constant(name: str) -> Any:
+    """``json.loads`` takes ``NaN`` and ``Infinity``, which are not JSON (RFC 8259) and
+    which the daemon never writes: a line with one is malformed."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _decoded(what: str, result: Any, decode: Callable[[Any], Any]) -> Any:
+    """``decode(result)``, or :class:`ProtocolError` naming ``what`` when the daemon's
+    result does not have the expected shape (never a bare ``KeyError`` or ``TypeError``)."""
+    try:
+        return decode(result)
+    except _MALFORMED as error:
+        raise ProtocolError(f"unexpected {what} result {result!r}: {error}") from None
 
 
 #: What decoding a well-formed JSON message with wrong contents raises: a missing key, a
@@ -380,7 +396,7 @@ class Connection:
         if thermal_state is not None:
             params["thermalState"] = thermal_state
         result = await self._call(SET_CAPS, lambda: params)
-        return list(result.get("displays", [])) if isinstance(result, dict) else []
+        return _decoded("SetCaps", result, lambda r: list(r.get("displays", []))) if isinstance(result, dict) else []
 
     def watch(self, event_buffer: int = DEFAULT_EVENT_BUFFER) -> "Watch":
         """Compositor events (``Compositor/Watch``): ``async for event in conn.watch()``,
@@ -395,7 +411,7 @@ class Connection:
     async def list_services(self) -> List[Dict[str, Any]]:
         """``Reflection/ListServices``: every service with its methods and their params."""
         result = await self._call(LIST_SERVICES, lambda: None)
-        return list(result.get("services", [])) if isinstance(result, dict) else []
+        return _decoded("ListServices", result, lambda r: list(r.get("services", []))) if isinstance(result, dict) else []
 
     async def call(self, method: str, params: Any = None) -> Any:
         """Sends request ``method`` and returns its ``result`` unchanged. Streams
@@ -765,32 +781,33 @@ class Connection:
             self._reconnecting = False
 
     async def _rebind_all(self) -> None:
-        # UNAVAILABLE (the daemon is stopping again) and no answer within request_timeout
-        # (stopped, wedged) fail this attempt: the reconnect loop drops the connection, which
-        # releases on the daemon what the unanswered Register created, and tries again with
-        # the backoff. Any other refusal ends that link (or watch).
-        for link in sorted(self._links, key=lambda link: link.id):
-            if link._ended:
-                continue  # invalidated while the links before it were registered again
-            try:
-                await self._request(REGISTER, link._register_params(), link._rebind)
-            except (Unavailable, DeadlineExceeded):
-                raise
-            except FrameRateError as error:  # e.g. the new daemon has no such display
-                self._end_link(link, error)
+        # Every Register, then every Watch, sent at once (in the links' order, so the new
+        # daemon numbers them in that order) and answered within one request_timeout in
+        # all: a daemon that comes back slow costs the attempt one timeout, not one per
+        # link and watch. UNAVAILABLE (the daemon is stopping again) and no answer in time
+        # (stopped, wedged) fail this attempt: the reconnect loop drops the connection,
+        # which releases on the daemon what the unanswered requests created, and tries
+        # again with the backoff. Any other refusal ends that link (or watch). A link
+        # invalidated, or a watch unwatched, while its request is in flight is let go by
+        # its hook when the answer comes (``_rebind``).
+        links = [link for link in sorted(self._links, key=lambda link: link.id) if not link._ended]
+        watches = [watch for watch in sorted(self._watches, key=lambda watch: watch.id or 0) if not watch._ended]
+        requests = [self._request(REGISTER, link._register_params(), link._rebind) for link in links]
+        requests += [self._request(WATCH, None, watch._rebind) for watch in watches]
+        outcomes = await asyncio.gather(*requests, return_exceptions=True)
+        failed: Optional[BaseException] = None
+        items: List[Union[DisplayLink, Watch]] = [*links, *watches]
+        for item, outcome in zip(items, outcomes):
+            if not isinstance(outcome, BaseException):
                 continue
-            if link._ended and link._daemon_id is not None:
-                # Invalidated while its registration was in flight: the daemon has it again.
-                if self._links_by_id.get(link._daemon_id) is link:
-                    del self._links_by_id[link._daemon_id]
-                self._send_invalidate(link._daemon_id)
-        for watch in sorted(self._watches, key=lambda watch: watch.id or 0):
-            try:
-                await self._request(WATCH, None, watch._rebind)
-            except (Unavailable, DeadlineExceeded):
-                raise
-            except FrameRateError as error:
-                self._end_watch(watch, error)
+            if isinstance(outcome, (Unavailable, DeadlineExceeded)) or not isinstance(outcome, FrameRateError):
+                failed = failed or outcome
+            elif isinstance(item, DisplayLink):
+                self._end_link(item, outcome)  # e.g. the new daemon has no such display
+            else:
+                self._end_watch(item, outcome)
+        if failed is not None:
+            raise failed
 
     # -- incoming lines -----------------------------------------------------
 
@@ -799,7 +816,7 @@ class Connection:
         if not text:
             return
         try:
-            message = json.loads(text)
+            message = json.loads(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError) as error:
             raise ProtocolError(f"the daemon sent a line that is not JSON: {error}") from None
         if isinstance(message, list):
@@ -839,7 +856,7 @@ class Connection:
         if entry.hook is not None:
             try:
                 entry.hook(result)
-            except _MALFORMED as error:
+            except Exception as error:  # the hook reads the daemon's result: anything wrong in it fails this call
                 entry.future.set_exception(ProtocolError(f"unexpected result {result!r}: {error}"))
                 return
         entry.future.set_result(result)
@@ -853,9 +870,16 @@ class Connection:
     def _send_invalidate(self, daemon_id: int) -> None:
         """Sends ``Invalidate`` for a link the application no longer has, as a
         notification (no reply to wait for, and nothing to report if it fails)."""
+        self._send_notification(INVALIDATE, {"link": daemon_id})
+
+    def _send_unwatch(self, daemon_id: int) -> None:
+        """Sends ``Unwatch`` for a watch the application no longer has, as a notification."""
+        self._send_notification(UNWATCH, {"watch": daemon_id})
+
+    def _send_notification(self, method: str, params: Dict[str, Any]) -> None:
         writer = self._writer
         if writer is not None and not writer.transport.is_closing():
-            writer.write(_encode(INVALIDATE, {"link": daemon_id}, None))
+            writer.write(_encode(method, params, None))
 
     def _notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == TICK:
@@ -1185,7 +1209,7 @@ class DisplayLink:
             self._paused = bool(paused)
             if paused and self._gap == _GAP_RECONNECTED:
                 self._gap = _GAP_RESUMED  # a resume reports no skip
-        self._status = dataclasses.replace(LinkStatus.from_result(result), link=self.id, display=self._display)
+        self._status = dataclasses.replace(_decoded("Update", result, LinkStatus.from_result), link=self.id, display=self._display)
         return self._status
 
     async def boost(
@@ -1223,8 +1247,9 @@ class DisplayLink:
             return result
 
         result = await self._conn._call(BOOST, params)
-        self._boosted_until = float(result["boostedUntil"])
-        self._status = dataclasses.replace(LinkStatus.from_result(result), link=self.id, display=self._display)
+        status = _decoded("Boost", result, LinkStatus.from_result)
+        self._boosted_until = _decoded("Boost", result, lambda r: float(r["boostedUntil"]))
+        self._status = dataclasses.replace(status, link=self.id, display=self._display)
         return self._status
 
     async def pause(self) -> LinkStatus:
@@ -1438,9 +1463,16 @@ class DisplayLink:
         self._conn._links_by_id[status.link] = self
 
     def _rebind(self, result: Any) -> None:
+        status = LinkStatus.from_result(result)
+        if self._ended:
+            # Invalidated while this Register was in flight: the daemon has the link again.
+            # It goes now, before any of its ticks is read, and is not mapped: none reaches
+            # the ended link.
+            self._conn._send_invalidate(status.link)
+            return
         if self._gap != _GAP_RESUMED:
             self._gap = _GAP_RESUMED if self._paused else _GAP_RECONNECTED
-        self._bind(LinkStatus.from_result(result))
+        self._bind(status)
 
     def _daemon_sequence(self, sequence: int) -> int:
         if self._gap != _GAP_NONE or sequence < self._app_base:
@@ -1536,7 +1568,11 @@ class Watch:
         first). The application ended the watch itself, so its end (or an earlier one
         the daemon caused) is not reported as waiting: it does not make the blocking
         connection's ``fileno()`` readable."""
-        if self._ended or self._daemon_id is None or not self._conn.connected:
+        conn = self._conn
+        # Not only while connected: during a reconnect a watch already subscribed again
+        # has a daemon id on the new socket (one not yet subscribed has none: its hook lets
+        # it go when the answer comes), as for DisplayLink.invalidate.
+        if self._ended or self._daemon_id is None or conn._writer is None or conn._closed:
             self._conn._end_watch(self, self._error, by_application=True)
             return
         try:
@@ -1609,6 +1645,11 @@ class Watch:
         self._conn._watches_by_id[self._daemon_id] = self
 
     def _rebind(self, result: Any) -> None:
+        if self._ended:
+            # Unwatched while this Watch was in flight: the daemon subscribed it again. It
+            # goes now, and no event (nor the resynchronized one) reaches the ended watch.
+            self._conn._send_unwatch(int(result["watch"]))
+            return
         self._bind(result)
         self._push(Event(kind="resynchronized", display=None, watch=self._app_id or 0,
                          data={"watch": self._app_id, "kind": "resynchronized", "state": self._state_json}))
