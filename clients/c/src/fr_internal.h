@@ -7,9 +7,11 @@
 
 /* Longest line accepted from the daemon. */
 #define FR_MAX_LINE ((size_t)16 << 20)
-/* Lines at least this long are decoded only FR_KEPT_LEVELS levels deep (fr__decode_line). */
+/* Lines at least this long are decoded only FR_KEPT_LEVELS levels deep (fr__decode_line):
+ * the deepest values the library reads are a tick's timelines entries' fields
+ * (params.timelines[i].vsyncId, level 4). */
 #define FR_KEEP_WHOLE_BELOW ((size_t)64 << 10)
-#define FR_KEPT_LEVELS 3
+#define FR_KEPT_LEVELS 4
 /* Undelivered ticks kept per link (the newest). */
 #define FR_TICK_QUEUE 16
 /* Undelivered events kept per watch (the newest): at most this many, and at most

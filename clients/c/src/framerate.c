@@ -626,10 +626,11 @@ int fr__decode_line(const char *line, size_t len, fr_msg *msg) {
     if (line == NULL && len) return FR_EINVAL;
     if (len > FR_MAX_LINE) return FR_EPROTO;
     /* A long line (a GetState, a Watch's state: a local user's links and labels make it
-     * grow) is kept only as deep as this library reads (the error's data.status is the
-     * deepest); below, values are checked and left as text, so a line costs about its
-     * length rather than a 64-byte node per value. */
-    int keep = len > FR_KEEP_WHOLE_BELOW ? FR_KEPT_LEVELS : INT_MAX;
+     * grow) is kept only as deep as this library reads (FR_KEPT_LEVELS); below, values
+     * are checked and left as text, so a line costs about its length rather than a
+     * 64-byte node per value. A reader that looked deeper would find nothing and fail
+     * the line as malformed, never read a wrong value. */
+    int keep = len >= FR_KEEP_WHOLE_BELOW ? FR_KEPT_LEVELS : INT_MAX;
     int rc = fr_json_parse_bounded(line, len, keep, &msg->doc, NULL);
     if (rc == -2) return FR_ENOMEM;
     if (rc != 0) return FR_EPROTO;
