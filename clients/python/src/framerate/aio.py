@@ -39,7 +39,7 @@ import os
 import random
 import stat
 from types import TracebackType
-from typing import Any, Callable, Deque, Dict, Generator, List, Optional, Set, Tuple, Type, Union
+from typing import Any, Awaitable, Callable, Deque, Dict, Generator, List, Optional, Sequence, Set, Tuple, Type, Union
 
 from . import _trust
 from .errors import (
@@ -496,7 +496,9 @@ class Connection:
                 raise self._fatal from None
             raise
 
-    async def _request(self, method: str, params: Any, hook: _Hook = None) -> Any:
+    async def _request(self, method: str, params: Any, hook: _Hook = None, deadline: Optional[float] = None) -> Any:
+        """One request on the current socket, answered by ``deadline`` (the loop's clock;
+        default: ``request_timeout`` from now)."""
         if self._writer is None:
             raise ConnectionLost(f"not connected to framerated at {self.path}")
         request_id = self._next_id
@@ -506,7 +508,8 @@ class Connection:
         self._pending[request_id] = _Pending(future, hook)
         # request_timeout covers the whole call: writing the request (a daemon that stopped
         # reading leaves it in the socket's buffers, see _send) and waiting for its answer.
-        deadline = None if self._request_timeout is None else loop.time() + self._request_timeout
+        if deadline is None and self._request_timeout is not None:
+            deadline = loop.time() + self._request_timeout
         try:
             await self._send(_encode(method, params, request_id), deadline)
         except BaseException:
@@ -781,27 +784,37 @@ class Connection:
             self._reconnecting = False
 
     async def _rebind_all(self) -> None:
-        # Every Register, then every Watch, sent at once (in the links' order, so the new
-        # daemon numbers them in that order) and answered within one request_timeout in
-        # all: a daemon that comes back slow costs the attempt one timeout, not one per
-        # link and watch. UNAVAILABLE (the daemon is stopping again) and no answer in time
-        # (stopped, wedged) fail this attempt: the reconnect loop drops the connection,
-        # which releases on the daemon what the unanswered requests created, and tries
-        # again with the backoff. Any other refusal ends that link (or watch). A link
-        # invalidated, or a watch unwatched, while its request is in flight is let go by
-        # its hook when the answer comes (``_rebind``).
+        # Every Register sent at once (in the links' order, so the new daemon numbers them
+        # in that order), then, once all are answered, every Watch at once; all answered
+        # within one request_timeout from the start: a daemon that comes back slow costs
+        # the attempt one timeout, not one per link and watch. UNAVAILABLE (the daemon is
+        # stopping again) and no answer in time (stopped, wedged) fail this attempt: the
+        # reconnect loop drops the connection, which releases on the daemon what the
+        # requests created, and tries again with the backoff. Any other refusal ends that
+        # link (or watch). The watches are subscribed again only after every link is
+        # registered, so a failed attempt does not queue their ``resynchronized`` events
+        # twice. A link invalidated, or a watch unwatched, while its request is in flight
+        # is let go by its hook when the answer comes (``_rebind``).
+        loop = asyncio.get_running_loop()
+        deadline = None if self._request_timeout is None else loop.time() + self._request_timeout
         links = [link for link in sorted(self._links, key=lambda link: link.id) if not link._ended]
+        await self._rebind_batch(
+            links, [self._request(REGISTER, link._register_params(), link._rebind, deadline) for link in links])
         watches = [watch for watch in sorted(self._watches, key=lambda watch: watch.id or 0) if not watch._ended]
-        requests = [self._request(REGISTER, link._register_params(), link._rebind) for link in links]
-        requests += [self._request(WATCH, None, watch._rebind) for watch in watches]
+        await self._rebind_batch(watches, [self._request(WATCH, None, watch._rebind, deadline) for watch in watches])
+
+    async def _rebind_batch(self, items: Sequence[Union["DisplayLink", "Watch"]], requests: List[Awaitable[Any]]) -> None:
+        """Waits for every request of ``requests`` (one per item of ``items``), then ends
+        the items the daemon refused, and raises the first failure of the attempt."""
         outcomes = await asyncio.gather(*requests, return_exceptions=True)
         failed: Optional[BaseException] = None
-        items: List[Union[DisplayLink, Watch]] = [*links, *watches]
         for item, outcome in zip(items, outcomes):
             if not isinstance(outcome, BaseException):
                 continue
             if isinstance(outcome, (Unavailable, DeadlineExceeded)) or not isinstance(outcome, FrameRateError):
                 failed = failed or outcome
+            elif item._ended:
+                continue  # ended by the application meanwhile: nothing to report
             elif isinstance(item, DisplayLink):
                 self._end_link(item, outcome)  # e.g. the new daemon has no such display
             else:
