@@ -1564,8 +1564,9 @@ void fr_close(fr_conn *conn) {
     if (conn->in_callback) {
         /* From a callback: fr_dispatch is walking the calls, links and watches that
          * free_conn frees. The socket closes now (the daemon releases the links), no
-         * callback follows this one, every call from here fails with FR_ECLOSED, and
-         * fr_dispatch frees the rest when the callback returns. */
+         * callback follows this one, calls from here fail (FR_ECLOSED on the connection,
+         * FR_EENDED on its links and watches), and fr_dispatch frees the rest when the
+         * callback returns. */
         if (conn->close_requested) return;
         conn->close_requested = 1;
         conn->reconnect_enabled = 0;
