@@ -395,7 +395,7 @@ def test_nan_and_infinity_are_not_json(tmp_socket_dir):
         async with client_of(path, answering(answer), reconnect=False) as conn:
             with pytest.raises(framerate.FrameRateError) as raised:
                 await conn.register(60, 120, 120)
-            assert "NaN is not a JSON number" in str(raised.value) or isinstance(raised.value, framerate.ProtocolError), raised.value
+            assert isinstance(raised.value, framerate.ProtocolError) and "NaN is not a JSON number" in str(raised.value), raised.value
 
     run(main())
 
