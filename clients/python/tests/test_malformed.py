@@ -528,3 +528,83 @@ def test_a_watch_unwatched_while_it_is_subscribed_again_leaves_nothing_behind(tm
     run(main())
     unwatches = [(number, request) for number, request in seen if request.get("method") == "framerate.v1.Compositor/Unwatch"]
     assert unwatches == [(2, {"jsonrpc": "2.0", "method": "framerate.v1.Compositor/Unwatch", "params": {"watch": 22}})]
+
+
+def tick_line(link: int, sequence: int) -> bytes:
+    """A scripted daemon's Tick notification for ``link`` at 60 Hz, as a line."""
+    return ('{"jsonrpc":"2.0","method":"framerate.v1.DisplayLink/Tick","params":{"link":%d,"sequence":%d,'
+            '"timestamp":%.4f,"targetTimestamp":%.4f,"duration":0.0167,"refreshRate":60.0,"callbackRate":60.0}}\n'
+            % (link, sequence, 100 + sequence / 60, 100 + (sequence + 1) / 60)).encode()
+
+
+def test_what_a_reconnect_delivers_comes_once_calls_work(tmp_socket_dir):
+    """During a reconnect the new daemon ticks a link as soon as it is registered again,
+    and a watch's ``resynchronized`` event used to be queued as soon as its Watch was
+    answered: an application woken by either called at once and got ``ConnectionLost``
+    ("down and reconnecting"), since the attempt had not finished. Now ticks and events
+    wait for the attempt to succeed. A link the daemon refused during an attempt that then
+    failed is registered again on the next attempt instead of being ended."""
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[tuple] = []  # (connection number, method)
+
+    async def main() -> None:
+        connections = 0
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            number = connections
+            while line := await reader.readline():
+                request = json.loads(line)
+                method = request.get("method")
+                seen.append((number, method))
+                if "id" not in request:
+                    continue
+                if method == "framerate.v1.DisplayLink/Register":
+                    label = request["params"].get("label")
+                    if number == 2 and label == "refused":
+                        writer.write(('{"jsonrpc":"2.0","id":%d,"error":{"code":5,"message":"no display 0",'
+                                      '"data":{"status":"NOT_FOUND"}}}\n' % request["id"]).encode())
+                    else:
+                        link = 10 * number + (1 if label == "ticking" else 2)
+                        writer.write(registered(request, link))
+                        if label == "ticking" and number > 1:
+                            writer.write(tick_line(link, 1))  # ticks at once, before the Watch is answered
+                elif method == "framerate.v1.Compositor/Watch":
+                    if number == 2:
+                        break  # the attempt fails after the daemon refused one link
+                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"watch":%d,"state":{"displays":[]}}}\n'
+                                  % (request["id"], number)).encode())
+                    if number > 1:
+                        writer.write(tick_line(10 * number + 1, 2))
+                else:
+                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{}}\n' % request["id"]).encode())
+                await writer.drain()
+                if number == 1 and method == "framerate.v1.Compositor/Watch":
+                    break  # the daemon goes away once everything is set up
+            writer.close()
+
+        policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
+        async with client_of(path, serve, reconnect=policy) as conn:
+            ticking = await conn.register(30, 60, 60, label="ticking")
+            refused = await conn.register(30, 60, 60, label="refused")
+            watch = conn.watch()
+            await watch.start()
+            event = await watch.next_event(5)
+            assert event.kind == "resynchronized"
+            assert conn.connected and conn.reconnects == 1  # calls work when it is seen
+            assert not refused.ended, refused.error  # the failed attempt's refusal did not end it
+            assert refused.daemon_id == 32
+            tick = await ticking.next_tick(5)
+            assert tick.sequence == 1 and conn.connected
+            await conn.call("framerate.v1.Test/Echo", {})  # a call made on waking goes through
+
+    run(main())
+    assert [(number, method) for number, method in seen if method != "framerate.v1.Test/Echo"] == [
+        (1, "framerate.v1.DisplayLink/Register"), (1, "framerate.v1.DisplayLink/Register"),
+        (1, "framerate.v1.Compositor/Watch"),
+        (2, "framerate.v1.DisplayLink/Register"), (2, "framerate.v1.DisplayLink/Register"),
+        (2, "framerate.v1.Compositor/Watch"),
+        (3, "framerate.v1.DisplayLink/Register"), (3, "framerate.v1.DisplayLink/Register"),
+        (3, "framerate.v1.Compositor/Watch"),
+    ]

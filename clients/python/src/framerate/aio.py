@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import functools
 import json
 import math
 import numbers
@@ -279,6 +280,11 @@ class Connection:
         self._attempt = 0  # the number of the next reconnect attempt (0 first)
         self._ready_hook: Optional[Callable[[], None]] = None  # called when a tick or event is queued
         self._refusal: Optional[FrameRateError] = None
+        # While a reconnect attempt registers the links and watches again, what the new
+        # daemon sends for them (ticks, events, ends, the watches' ``resynchronized``)
+        # waits here and reaches the application only once the attempt succeeded and
+        # calls work: an application woken by a tick or an event may call at once.
+        self._held: Optional[List[Callable[[], None]]] = None
         #: How many times the connection was re-established.
         self.reconnects = 0
 
@@ -752,10 +758,12 @@ class Connection:
                 await asyncio.sleep(pause)
                 try:
                     await self._connect_once()
+                    self._held = []
                     await self._rebind_all()
                     self._attempt += 1  # back to 0 once this connection delivers something
                     self.reconnects += 1
                     self._ready.set()
+                    self._release_held()
                     return
                 except FrameRateError as error:  # not running, refused, untrusted, dropped, a protocol error
                     if not isinstance(error, ConnectionLost) or error.cause is not None:
@@ -782,6 +790,28 @@ class Connection:
                     return
         finally:
             self._reconnecting = False
+            self._held = None  # a failed attempt's deliveries came from a dropped daemon
+
+    def _end_link_unless_ended(self, link: "DisplayLink", error: FrameRateError) -> None:
+        if not link._ended:
+            self._end_link(link, error)
+
+    def _end_watch_unless_ended(self, watch: "Watch", error: FrameRateError) -> None:
+        if not watch._ended:
+            self._end_watch(watch, error)
+
+    def _deliver(self, action: Callable[[], None]) -> None:
+        """Runs ``action`` (a delivery to the application) now, or after the reconnect
+        attempt under way succeeded (see ``_held``), in the order the daemon sent them."""
+        if self._held is None:
+            action()
+        else:
+            self._held.append(action)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held or [], None
+        for action in held:
+            action()
 
     async def _rebind_all(self) -> None:
         # Every Register sent at once (in the links' order, so the new daemon numbers them
@@ -791,7 +821,8 @@ class Connection:
         # stopping again) and no answer in time (stopped, wedged) fail this attempt: the
         # reconnect loop drops the connection, which releases on the daemon what the
         # requests created, and tries again with the backoff. Any other refusal ends that
-        # link (or watch). The watches are subscribed again only after every link is
+        # link (or watch) once the attempt succeeded; until then, like every delivery of
+        # the attempt, the end is held (``_deliver``). The watches are subscribed again only after every link is
         # registered, so a failed attempt does not queue their ``resynchronized`` events
         # twice. A link invalidated, or a watch unwatched, while its request is in flight
         # is let go by its hook when the answer comes (``_rebind``).
@@ -816,9 +847,11 @@ class Connection:
             elif item._ended:
                 continue  # ended by the application meanwhile: nothing to report
             elif isinstance(item, DisplayLink):
-                self._end_link(item, outcome)  # e.g. the new daemon has no such display
+                # e.g. the new daemon has no such display. Held like the rest: if a later
+                # request of the attempt fails, the link is registered again next attempt.
+                self._deliver(functools.partial(self._end_link_unless_ended, item, outcome))
             else:
-                self._end_watch(item, outcome)
+                self._deliver(functools.partial(self._end_watch_unless_ended, item, outcome))
         if failed is not None:
             raise failed
 
@@ -905,7 +938,7 @@ class Connection:
                 tick = Tick.from_params(params)
             except _MALFORMED as error:
                 raise ProtocolError(f"malformed tick {params!r}: {error}") from None
-            link._on_wire_tick(tick)
+            self._deliver(functools.partial(link._on_wire_tick, tick))
         elif method == CLOSED:
             link_id = params.get("link")
             link = self._links_by_id.pop(link_id, None) if isinstance(link_id, int) and _is_id(link_id) else None
@@ -916,7 +949,8 @@ class Connection:
                 link._daemon_id = None  # the daemon is stopping: registered again after the reconnect
                 return
             message = params.get("message")
-            self._end_link(link, error_from_status(status, message if isinstance(message, str) else "the daemon closed the link"))
+            closed = error_from_status(status, message if isinstance(message, str) else "the daemon closed the link")
+            self._deliver(functools.partial(self._end_link_unless_ended, link, closed))
         elif method == PRESENTED:
             link_id = params.get("link")
             link = self._links_by_id.get(link_id) if isinstance(link_id, int) and _is_id(link_id) else None
@@ -926,7 +960,7 @@ class Connection:
                 frame = Presented.from_params(params)
             except _MALFORMED as error:
                 raise ProtocolError(f"malformed Presented {params!r}: {error}") from None
-            link._on_presented(frame)
+            self._deliver(functools.partial(link._on_presented, frame))
         elif method == EVENT:
             watch_id = params.get("watch")
             watch = self._watches_by_id.get(watch_id) if isinstance(watch_id, int) and _is_id(watch_id) else None
@@ -935,7 +969,7 @@ class Connection:
                     event = Event.from_params(params)
                 except _MALFORMED as error:
                     raise ProtocolError(f"malformed Event {params!r}: {error}") from None
-                watch._push(event)
+                self._deliver(functools.partial(watch._push, event))
 
     def _claim_link_id(self, preferred: int) -> int:
         live = [link._app_id for link in self._links if link._app_id is not None]
@@ -1493,6 +1527,8 @@ class DisplayLink:
         return self._daemon_base + (sequence - self._app_base)
 
     def _on_wire_tick(self, tick: Tick) -> None:
+        if self._ended:
+            return  # ended while the tick was held (``Connection._deliver``)
         last = self._last
         if self._gap == _GAP_NONE or last is None:
             sequence = self._app_base + (tick.sequence - self._daemon_base) if tick.sequence >= self._daemon_base else self._app_base
@@ -1512,6 +1548,8 @@ class DisplayLink:
         self._conn._notify_ready()
 
     def _on_presented(self, frame: Presented) -> None:
+        if self._ended:
+            return
         daemon_sequence = frame.sequence
         sequence = self._app_base + (daemon_sequence - self._daemon_base) if daemon_sequence >= self._daemon_base else self._app_base
         self._presented.append(dataclasses.replace(frame, link=self.id, sequence=sequence))
@@ -1664,10 +1702,13 @@ class Watch:
             self._conn._send_unwatch(int(result["watch"]))
             return
         self._bind(result)
-        self._push(Event(kind="resynchronized", display=None, watch=self._app_id or 0,
-                         data={"watch": self._app_id, "kind": "resynchronized", "state": self._state_json}))
+        resynchronized = Event(kind="resynchronized", display=None, watch=self._app_id or 0,
+                               data={"watch": self._app_id, "kind": "resynchronized", "state": self._state_json})
+        self._conn._deliver(functools.partial(self._push, resynchronized))
 
     def _push(self, event: Event) -> None:
+        if self._ended:
+            return  # ended while the event was held (``Connection._deliver``)
         if event.watch != self._app_id:
             event = Event(event.kind, event.display, self._app_id or 0, dict(event.data, watch=self._app_id))
         self._queue.append(event)
