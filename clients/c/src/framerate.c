@@ -75,6 +75,8 @@ struct fr_link {
     uint64_t last_delivered;
     int ended;
     fr_error why;
+    int refused;             /* the reconnect attempt under way was refused this link: */
+    fr_error refusal;        /* it ends with `refusal` if that attempt succeeds */
     fr_tick_fn tick_fn;      /* fr_set_tick_callback: ticks go to it from fr_dispatch */
     void *tick_user;
     int end_reported;        /* tick_fn was told that the link ended */
@@ -103,6 +105,7 @@ struct fr_watch {
     void *user;
     int ended;
     int end_reported;
+    int refused;             /* as fr_link's */
 };
 
 /* A request of fr_call_async awaiting its answer (or its callback). */
@@ -1349,7 +1352,8 @@ static int rebind_all(fr_conn *conn, int64_t deadline) {
             if (rc != FR_OK) return rc;
             link->bound = 1;
         } else if (rc == FR_ERPC && conn->last_error.grpc_code != FR_GRPC_UNAVAILABLE) {
-            link_end(link, &conn->last_error); /* e.g. the new daemon has no such display */
+            link->refused = 1; /* e.g. the new daemon has no such display */
+            link->refusal = conn->last_error;
         } else {
             return rc == FR_ERPC ? FR_ECLOSED : rc;
         }
@@ -1358,12 +1362,26 @@ static int rebind_all(fr_conn *conn, int64_t deadline) {
         if (watch->ended) continue;
         int rc = start_watch_on_socket(conn, watch, deadline, NULL);
         if (rc == FR_ERPC && conn->last_error.grpc_code != FR_GRPC_UNAVAILABLE) {
-            watch->ended = 1; /* refused by the new daemon (e.g. its watch limit) */
+            watch->refused = 1; /* refused by the new daemon (e.g. its watch limit) */
         } else if (rc != FR_OK) {
             return rc == FR_ERPC ? FR_ECLOSED : rc;
         }
     }
     return FR_OK;
+}
+
+/* Ends the links and watches the daemon refused during a reconnect attempt if it
+ * succeeded; if it failed, forgets the refusals: the next attempt registers them
+ * again, as it does the links whose requests the failure cut short. */
+static void settle_refusals(fr_conn *conn, int attempt_succeeded) {
+    for (fr_link *link = conn->links; link; link = link->next) {
+        if (link->refused && attempt_succeeded) link_end(link, &link->refusal);
+        link->refused = 0;
+    }
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
+        if (watch->refused && attempt_succeeded) watch->ended = 1;
+        watch->refused = 0;
+    }
 }
 
 static void give_up(fr_conn *conn, int err, const char *limit) {
@@ -1392,6 +1410,7 @@ static int attempt_reconnect(fr_conn *conn, int64_t deadline) {
         conn->scanned = 0;
         conn->has_unsolicited = 0;
         rc = rebind_all(conn, deadline); /* still `lost`: a drop meanwhile fails this attempt, nothing more */
+        settle_refusals(conn, rc == FR_OK && conn->fd >= 0);
         if (rc == FR_OK && conn->fd >= 0) {
             conn->lost = 0;
             conn->attempt++; /* reset to 0 once this connection delivers something (conn_lost) */
@@ -1648,8 +1667,12 @@ int fr_register(fr_conn *conn, const fr_link_options *options, fr_link **out) {
     }
     link->bound = 1;
     link->app_id = claim_id(conn, link->daemon_id);
-    link->next = conn->links;
-    conn->links = link;
+    /* Kept in registration order: a reconnect registers them again in that order (so
+     * the new daemon numbers them as the first did), and fr_dispatch calls back in it. */
+    fr_link **tail = &conn->links;
+    while (*tail) tail = &(*tail)->next;
+    link->next = NULL;
+    *tail = link;
     *out = link;
     return FR_OK;
 }
@@ -2088,8 +2111,10 @@ int fr_watch_start(fr_conn *conn, fr_event_fn fn, void *user, fr_watch **out, ch
         if (rc == FR_ECLOSED && can_reconnect(conn)) return FR_ERECONNECTING;
         return rc;
     }
-    watch->next = conn->watches;
-    conn->watches = watch;
+    fr_watch **tail = &conn->watches; /* in subscription order, as the links */
+    while (*tail) tail = &(*tail)->next;
+    watch->next = NULL;
+    *tail = watch;
     *out = watch;
     return FR_OK;
 }

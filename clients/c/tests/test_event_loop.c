@@ -421,15 +421,20 @@ typedef struct slow_daemon {
     int listener;
     int fast;
     int delay_ms;
+    int connections;         /* how many connections it serves (0: 2) */
+    int refuse_on;           /* on this connection (> 0), the first Register is refused, and nothing more answered */
     pthread_t thread;
 } slow_daemon;
 
-static void slow_daemon_answer(int fd, const char *line, uint64_t link) {
+static void slow_daemon_answer(int fd, const char *line, uint64_t link, int refuse) {
     const char *at = strstr(line, "\"id\":");
     unsigned long long id = at ? strtoull(at + 5, NULL, 10) : 0;
     char reply[256];
     int n;
-    if (strstr(line, "DisplayLink/Register"))
+    if (refuse)
+        n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"error\":{\"code\":5,"
+                     "\"message\":\"no display 0\",\"data\":{\"status\":\"NOT_FOUND\"}}}\n", id);
+    else if (strstr(line, "DisplayLink/Register"))
         n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"result\":{\"link\":%llu,\"display\":0,"
                      "\"refreshRate\":60.0,\"callbackRate\":60.0}}\n", id, (unsigned long long)link);
     else
@@ -437,10 +442,10 @@ static void slow_daemon_answer(int fd, const char *line, uint64_t link) {
     if (id != 0) (void)!send(fd, reply, (size_t)n, MSG_NOSIGNAL);
 }
 
-/* Serves the two connections the test makes (the first, then the reconnect's). */
+/* Serves the connections the test makes (the first, then the reconnects'). */
 static void *slow_daemon_run(void *arg) {
     slow_daemon *d = arg;
-    for (int connection = 0; connection < 2; connection++) {
+    for (int connection = 0; connection < (d->connections ? d->connections : 2); connection++) {
         /* Bounded, so that a client that never comes fails the test instead of hanging it. */
         struct pollfd waiting = { d->listener, POLLIN, 0 };
         if (poll(&waiting, 1, 10000) != 1) return NULL;
@@ -458,7 +463,8 @@ static void *slow_daemon_run(void *arg) {
             while (open && (end = memchr(buf, '\n', len)) != NULL) {
                 *end = '\0';
                 if (connection > 0) sleep_s(d->delay_ms / 1000.0);
-                slow_daemon_answer(fd, buf, ++answered);
+                int refusing = d->refuse_on > 0 && connection == d->refuse_on;
+                if (!refusing || answered == 0) slow_daemon_answer(fd, buf, ++answered, refusing);
                 len -= (size_t)(end + 1 - buf);
                 memmove(buf, end + 1, len);
                 buf[len] = '\0';
@@ -502,6 +508,43 @@ static void test_reconnect_keeps_the_call_timeout(void) {
     unlink(d.path);
 }
 
+/* A link the daemon refuses during a reconnect attempt that then fails (here: the
+ * next link's Register goes unanswered) is not ended: the refusal came from an
+ * attempt that did not count, and the next attempt registers it again. It used to
+ * end with NOT_FOUND although the daemon that came back for good had its display. */
+static void test_a_refusal_in_a_failed_attempt_does_not_end_the_link(void) {
+    slow_daemon d = { .fast = 2, .connections = 3, .refuse_on = 1 };
+    snprintf(d.path, sizeof d.path, "%s/refusing.sock", daemon_.dir);
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    memcpy(addr.sun_path, d.path, strlen(d.path) + 1);
+    d.listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(d.listener >= 0 && bind(d.listener, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(d.listener, 8) == 0);
+    CHECK(pthread_create(&d.thread, NULL, slow_daemon_run, &d) == 0);
+    fr_conn *conn = NULL;
+    CHECK(fr_connect(d.path, &conn) == FR_OK);
+    CHECK(fr_set_request_timeout(conn, 300) == FR_OK);
+    fr_link *refused = register_ok(conn, 30, 60, 60, 0, 0, "c-refused");
+    fr_link *unanswered = register_ok(conn, 30, 60, 60, 0, 0, "c-unanswered");
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
+    while (fr_timeout_ms(conn) > 0) sleep_s(0.005);
+    /* Attempt 1: the first Register refused, the second never answered. */
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
+    fr_error why;
+    int rc = fr_link_error(refused, &why);
+    CHECK_MSG(rc == FR_OK, "the refused link ended: %s", why.message);
+    CHECK(fr_link_error(unanswered, NULL) == FR_OK);
+    while (fr_timeout_ms(conn) > 0) sleep_s(0.005);
+    /* Attempt 2: both registered again. */
+    rc = fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL);
+    CHECK_MSG(rc == FR_OK, "%s", fr_strerror(rc));
+    CHECK_MSG(fr_link_error(refused, &why) == FR_OK && fr_link_daemon_id(refused) == 1, "%llu %s", (unsigned long long)fr_link_daemon_id(refused), why.message);
+    CHECK(fr_link_error(unanswered, NULL) == FR_OK && fr_link_daemon_id(unanswered) == 2);
+    fr_close(conn);
+    CHECK(pthread_join(d.thread, NULL) == 0);
+    close(d.listener);
+    unlink(d.path);
+}
+
 int main(void) {
     daemon_setup();
     RUN(test_backoff_is_the_protocol_rule);
@@ -512,6 +555,7 @@ int main(void) {
     RUN(test_backoff_against_a_stopped_daemon);
     RUN(test_close_from_a_callback);
     RUN(test_reconnect_keeps_the_call_timeout);
+    RUN(test_a_refusal_in_a_failed_attempt_does_not_end_the_link);
     printf("%d checks, %d failed\n", test_checks, test_failures);
     return test_failures ? 1 : 0;
 }
