@@ -287,13 +287,23 @@ final class ConnectionCore: Sendable {
     /// (stopping again), fails this reconnect attempt (``failAttempt(_:)``): the session
     /// is closed, which releases on the daemon whatever the requests created, keeps the
     /// links and watches, and makes the next attempt with a longer wait
-    /// (``ReconnectPolicy/maximumAttempts`` still ends it). The C and Python clients do
-    /// the same, except that they wait for each request in turn.
+    /// (``ReconnectPolicy/maximumAttempts`` still ends it). The Python client does the
+    /// same; the C client waits for each request in turn.
     func restore(on session: Session) {
         let router = session.router
         let (links, watches) = registry.live
         var requests: [(id: Int64, message: JSONRPCOutboundMessage)] = []
-        let report = restoredReport(expecting: links.count + watches.count, on: router)
+        // The ends the daemon's refusals call for (say NOT_FOUND: it has no such display),
+        // applied only once every answer is in and the session stands: a refusal met by
+        // an attempt that then fails is forgotten, and the next attempt registers the
+        // link (or watch) again.
+        let refusals = Mutex<[@Sendable () -> Void]>([])
+        let refused: @Sendable ((@Sendable () -> Void)?) -> Void = { end in
+            if let end { refusals.withLock { $0.append(end) } }
+        }
+        let report = restoredReport(expecting: links.count + watches.count, on: router) {
+            for end in refusals.withLock({ ends in defer { ends = [] }; return ends }) { end() }
+        }
         // Before the report: the last answer must not announce a session about to close.
         let failIfUnavailable: @Sendable (Result<JSONValue, FrameRateClientError>) -> Void = { [weak self] result in
             if case .failure(let error) = result, error.status == .unavailable { self?.failAttempt(session) }
@@ -305,7 +315,7 @@ final class ConnectionCore: Sendable {
             }
             let id = router.makeRequestID()
             let refusal = router.enqueue(id: id, route: .link(record, restoring: true)) { result in
-                Self.reregistered(record, result: result, on: router)
+                refused(Self.reregistered(record, result: result, on: router))
                 failIfUnavailable(result)
                 report(record.snapshot.id, (try? result.get()) != nil)
             }
@@ -319,7 +329,7 @@ final class ConnectionCore: Sendable {
             }
             let id = router.makeRequestID()
             let refusal = router.enqueue(id: id, route: .watch(record, restoring: true)) { result in
-                Self.rewatched(record, result: result, on: router)
+                refused(Self.rewatched(record, result: result, on: router))
                 failIfUnavailable(result)
                 report(nil, (try? result.get()) != nil)
             }
@@ -344,14 +354,17 @@ final class ConnectionCore: Sendable {
         session.channel.closeFuture.whenComplete { _ in deadline.cancel() }
     }
 
-    /// Counts the re-registrations' replies on `router`'s session and tells the observer
-    /// once all are in, with the whole outage (failed attempts included), unless the
-    /// session failed meanwhile: then a later one tells it. `report(link, succeeded)` per
-    /// link (with its id) or watch (`nil`).
-    private func restoredReport(expecting count: Int, on router: ClientRouter) -> @Sendable (LinkID?, Bool) -> Void {
+    /// Counts the re-registrations' replies on `router`'s session and, once all are in,
+    /// runs `succeeded` and tells the observer, with the whole outage (failed attempts
+    /// included), unless the session failed meanwhile: then a later one does. Returns
+    /// `report(link, succeeded)`, to call per link (with its id) or watch (`nil`).
+    private func restoredReport(
+        expecting count: Int, on router: ClientRouter, succeeded: @escaping @Sendable () -> Void
+    ) -> @Sendable (LinkID?, Bool) -> Void {
         let observer = self.observer
         let announce: @Sendable ([LinkID], Int) -> Void = { [weak self] links, watches in
             guard let self, !self.hasFailed(router) else { return }
+            succeeded()
             // The outage ends here, observed or not.
             let lostAt = self.state.withLock { state in
                 defer { state.lostAt = nil }
@@ -381,24 +394,33 @@ final class ConnectionCore: Sendable {
         router.isClosed || error.status == .unavailable
     }
 
-    private static func reregistered(_ record: LinkRecord, result: Result<JSONValue, FrameRateClientError>, on router: ClientRouter) {
+    /// Takes a re-registration's answer; for a refusal, returns the link's end, to apply
+    /// if the attempt succeeds.
+    private static func reregistered(
+        _ record: LinkRecord, result: Result<JSONValue, FrameRateClientError>, on router: ClientRouter
+    ) -> (@Sendable () -> Void)? {
         switch result {
         case .success(let value):
             if let status = try? LinkStatusResult(json: value) { record.didUpdate(status: status, range: nil, paused: nil) }
         case .failure(let error):
-            if !isTransient(error, on: router) { record.finish(end: .reregistrationFailed(error)) }
+            if !isTransient(error, on: router) { return { _ = record.finish(end: .reregistrationFailed(error)) } }
         }
+        return nil
     }
 
-    private static func rewatched(_ record: WatchRecord, result: Result<JSONValue, FrameRateClientError>, on router: ClientRouter) {
+    /// Takes a new subscription's answer, as ``reregistered(_:result:on:)``.
+    private static func rewatched(
+        _ record: WatchRecord, result: Result<JSONValue, FrameRateClientError>, on router: ClientRouter
+    ) -> (@Sendable () -> Void)? {
         switch result {
         case .success(let value):
-            guard let id = record.snapshot.id, record.target != nil else { return }
+            guard let id = record.snapshot.id, record.target != nil else { return nil }
             var params: JSONObject = ["watch": .number(JSONNumber(Int64(id))), "kind": .string(CompositorWatchEvent.resynchronizedKind)]
             if let state = value["state"] { params.append(key: "state", value: state) }
             record.deliver(CompositorWatchEvent(watch: id, params: .object(params)))
         case .failure(let error):
-            if !isTransient(error, on: router) { record.finish() }
+            if !isTransient(error, on: router) { return { record.finish() } }
         }
+        return nil
     }
 }

@@ -340,6 +340,54 @@ struct ReconnectUnitTests {
         await connection.close()
     }
 
+    @Test("a refusal met by an attempt that then fails is forgotten: the next attempt registers that link again")
+    func refusalInAFailedAttemptIsForgotten() async throws {
+        let harness = try await ReconnectHarness()
+        let connection = harness.connection
+        let range = try FrameRateRange(minimum: 30, maximum: 60)
+        let refused = try await harness.register(RegisterRequest(range: range, label: "refused"), as: 4)
+        let silent = try await harness.register(RegisterRequest(range: range, label: "silent"), as: 5)
+        try await harness.channel.close()
+        await harness.advance(untilAttempts: 1)
+        let first = try await harness.nextRequest(.register)
+        _ = try await harness.nextRequest(.register)
+        // The daemon that came back first has no display 0 yet, and never answers the second.
+        try await harness.deliver(Wire.error(id: first.id, RPCError.status(.notFound, "display 0 does not exist")))
+        #expect(refused.end == nil, "the attempt is not over: the refusal waits for it")
+        await harness.loop.advanceTime(by: .seconds(5))
+        try #require(!connection.isConnected)
+        // (A require: an ended link would not be registered again, and waiting for its
+        // request below would hang the test instead of failing it.)
+        try #require(refused.end == nil && silent.end == nil, "\(String(describing: refused.end))")
+
+        #expect(await harness.advance(untilAttempts: 2) == .milliseconds(20))
+        let again = [try await harness.nextRequest(.register), try await harness.nextRequest(.register)]
+        #expect(again.map(\.params) == [RegisterRequest(range: range, label: "refused").jsonValue, RegisterRequest(range: range, label: "silent").jsonValue])
+        try await harness.deliver(Wire.registered(id: again[0].id, link: 1), Wire.registered(id: again[1].id, link: 2))
+        #expect(refused.end == nil && refused.daemonID?.rawValue == 1)
+        #expect(silent.end == nil && silent.daemonID?.rawValue == 2)
+        await connection.close()
+    }
+
+    @Test("a refusal met by an attempt that succeeds ends that link once every answer is in")
+    func refusalInASucceededAttemptEndsTheLink() async throws {
+        let harness = try await ReconnectHarness()
+        let range = try FrameRateRange(minimum: 30, maximum: 60)
+        let refused = try await harness.register(RegisterRequest(range: range, label: "refused"), as: 4)
+        let kept = try await harness.register(RegisterRequest(range: range, label: "kept"), as: 5)
+        try await harness.channel.close()
+        await harness.advance(untilAttempts: 1)
+        let first = try await harness.nextRequest(.register)
+        let second = try await harness.nextRequest(.register)
+        let notFound = RPCError.status(.notFound, "display 0 does not exist")
+        try await harness.deliver(Wire.error(id: first.id, notFound))
+        #expect(refused.end == nil)
+        try await harness.deliver(Wire.registered(id: second.id, link: 1))
+        #expect(refused.end == .reregistrationFailed(.rpc(notFound)))
+        #expect(kept.end == nil && kept.daemonID?.rawValue == 1)
+        await harness.connection.close()
+    }
+
     @Test("a daemon that accepts and closes at once (its connection limit) does not restart the backoff: the waits grow, then the connection gives up")
     func acceptedAndClosedCountsAsFailed() async throws {
         let harness = try await ReconnectHarness(policy: ReconnectPolicy(jitter: 0, maximumAttempts: 3))
