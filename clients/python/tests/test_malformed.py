@@ -608,3 +608,53 @@ def test_what_a_reconnect_delivers_comes_once_calls_work(tmp_socket_dir):
         (3, "framerate.v1.DisplayLink/Register"), (3, "framerate.v1.DisplayLink/Register"),
         (3, "framerate.v1.Compositor/Watch"),
     ]
+
+
+def test_a_daemon_that_ticks_without_answering_fails_the_attempt_at_the_held_limit(tmp_socket_dir, monkeypatch):
+    """What a reconnect attempt holds until its re-registrations are answered is bounded
+    (``HELD_LIMIT``, 5 here): a daemon that answers the Register, then keeps ticking
+    without answering the Watch fails the attempt instead of growing the client's memory,
+    and the next attempt starts afresh."""
+    monkeypatch.setattr(framerate.aio, "HELD_LIMIT", 5)
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[tuple] = []
+
+    async def main() -> None:
+        connections = 0
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            number = connections
+            while line := await reader.readline():
+                request = json.loads(line)
+                method = request.get("method")
+                seen.append((number, method))
+                if method == "framerate.v1.DisplayLink/Register":
+                    writer.write(registered(request, 7))
+                    if number == 2:
+                        for sequence in range(1, 7):  # six ticks; the Watch will go unanswered
+                            writer.write(tick_line(7, sequence))
+                elif method == "framerate.v1.Compositor/Watch" and number != 2:
+                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"watch":1,"state":{"displays":[]}}}\n'
+                                  % request["id"]).encode())
+                    if number == 3:
+                        writer.write(tick_line(7, 1))
+                await writer.drain()
+                if number == 1 and method == "framerate.v1.Compositor/Watch":
+                    break
+            writer.close()
+
+        policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
+        async with client_of(path, serve, reconnect=policy) as conn:
+            link = await conn.register(30, 60, 60)
+            watch = conn.watch()
+            await watch.start()
+            assert (await watch.next_event(5)).kind == "resynchronized"
+            assert conn.connected and conn.reconnects == 1
+            tick = await link.next_tick(5)  # the third connection's: none of the second's reached it
+            assert tick.sequence == 1 and not link.ended
+            assert link.poll_tick() is None
+
+    run(main())
+    assert sorted({number for number, _ in seen}) == [1, 2, 3]

@@ -93,6 +93,11 @@ DEFAULT_TICK_BUFFER = 8
 DEFAULT_EVENT_BUFFER = 4096
 #: Default seconds a call waits for its answer (the C client's default too).
 DEFAULT_REQUEST_TIMEOUT = 5.0
+
+#: How many deliveries (ticks, events, ends) a reconnect attempt holds before the
+#: re-registrations are all answered (see ``Connection._deliver``); one more fails the
+#: attempt. 64 links at 120 Hz for 5 s (the default request timeout) hold 38,400.
+HELD_LIMIT = 65_536
 #: Seconds (event-loop clock) :meth:`Connection.close` gives the daemon to read what
 #: the client still has buffered before it discards the rest and closes the socket.
 CLOSE_FLUSH_TIMEOUT = 1.0
@@ -757,14 +762,9 @@ class Connection:
                     pause = min(pause, max(0.0, deadline - loop.time()))
                 await asyncio.sleep(pause)
                 try:
+                    self._held = []  # this attempt's own, from its first line on
                     await self._connect_once()
-                    self._held = []
                     await self._rebind_all()
-                    self._attempt += 1  # back to 0 once this connection delivers something
-                    self.reconnects += 1
-                    self._ready.set()
-                    self._release_held()
-                    return
                 except FrameRateError as error:  # not running, refused, untrusted, dropped, a protocol error
                     if not isinstance(error, ConnectionLost) or error.cause is not None:
                         last_error = error.cause or error
@@ -773,6 +773,12 @@ class Connection:
                 except (ConnectionError, OSError):
                     self._generation += 1
                     self._drop_transport(ConnectionLost("reconnect attempt failed"))
+                else:  # (outside the try: what the release runs cannot fail the attempt)
+                    self._attempt += 1  # back to 0 once this connection delivers something
+                    self.reconnects += 1
+                    self._ready.set()
+                    self._release_held()
+                    return
                 self._attempt += 1
                 gave_up = None
                 if not self.policy.allows_attempt(self._attempt):
@@ -805,8 +811,11 @@ class Connection:
         attempt under way succeeded (see ``_held``), in the order the daemon sent them."""
         if self._held is None:
             action()
-        else:
+        elif len(self._held) < HELD_LIMIT:
             self._held.append(action)
+        else:  # the reader drops the connection: the attempt fails, and the next one starts afresh
+            raise ProtocolError(f"the daemon sent {HELD_LIMIT} ticks and events before it answered "
+                                "the re-registrations")
 
     def _release_held(self) -> None:
         held, self._held = self._held or [], None
@@ -945,9 +954,9 @@ class Connection:
             if link is None:
                 return
             status = params.get("status")
+            link._daemon_id = None  # gone from the daemon: an invalidate() meanwhile succeeds at once
             if status == "UNAVAILABLE" and self._reconnect_enabled and not self._closed:
-                link._daemon_id = None  # the daemon is stopping: registered again after the reconnect
-                return
+                return  # the daemon is stopping: registered again after the reconnect
             message = params.get("message")
             closed = error_from_status(status, message if isinstance(message, str) else "the daemon closed the link")
             self._deliver(functools.partial(self._end_link_unless_ended, link, closed))
