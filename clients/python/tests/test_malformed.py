@@ -39,13 +39,13 @@ def registered(request: Dict, link: int, rate: float = 60.0) -> bytes:
             '"callbackRate":%.1f}}\n' % (request["id"], link, rate, rate)).encode()
 
 
-Registers = Callable[[int, Dict, asyncio.StreamWriter], Awaitable[bool]]
+Requests = Callable[[int, Dict, asyncio.StreamWriter], Awaitable[bool]]
 
 
-def numbering(on_register: Registers, seen: List[tuple]) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+def scripted(on_request: Requests, seen: List[tuple]) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
     """A scripted daemon's connection handler that numbers its connections from 1, records
-    every request as ``(number, request)`` in ``seen``, and hands each Register to
-    ``await on_register(number, request, writer)``; a true result ends the connection."""
+    every request (and notification) as ``(number, request)`` in ``seen``, and hands each
+    to ``await on_request(number, request, writer)``; a true result ends the connection."""
     connections = 0
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -55,11 +55,25 @@ def numbering(on_register: Registers, seen: List[tuple]) -> Callable[[asyncio.St
         while line := await reader.readline():
             request = json.loads(line)
             seen.append((number, request))
-            if request.get("method") == "framerate.v1.DisplayLink/Register" and await on_register(number, request, writer):
+            if await on_request(number, request, writer):
                 break
         writer.close()
 
     return serve
+
+
+def numbering(on_register: Requests, seen: List[tuple]) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """``scripted``, handing only the Registers to ``on_register``."""
+
+    async def on_request(number: int, request: Dict, writer: asyncio.StreamWriter) -> bool:
+        return request.get("method") == "framerate.v1.DisplayLink/Register" and await on_register(number, request, writer)
+
+    return scripted(on_request, seen)
+
+
+def watching(request: Dict, watch: int) -> bytes:
+    """A scripted daemon's answer to ``request`` (a Watch): watch ``watch`` of no displays, as a line."""
+    return ('{"jsonrpc":"2.0","id":%d,"result":{"watch":%d,"state":{"displays":[]}}}\n' % (request["id"], watch)).encode()
 
 
 @contextlib.asynccontextmanager
@@ -503,8 +517,7 @@ def test_a_watch_unwatched_while_it_is_subscribed_again_leaves_nothing_behind(tm
                     waiting.set()
                     await asyncio.sleep(0.3)  # the application unwatches meanwhile
                 watches += 1
-                writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"watch":%d,"state":{"displays":[]}}}\n'
-                              % (request["id"], 10 * number + watches)).encode())
+                writer.write(watching(request, 10 * number + watches))
                 await writer.drain()
                 if number == 1 and watches == 2:
                     break
@@ -545,47 +558,36 @@ def test_what_a_reconnect_delivers_comes_once_calls_work(tmp_socket_dir):
     wait for the attempt to succeed. A link the daemon refused during an attempt that then
     failed is registered again on the next attempt instead of being ended."""
     path = tmp_socket_dir / "scripted.sock"
-    seen: List[tuple] = []  # (connection number, method)
+    seen: List[tuple] = []  # (connection number, request)
+
+    async def on_request(number: int, request: Dict, writer: asyncio.StreamWriter) -> bool:
+        method = request.get("method")
+        if "id" not in request:
+            return False
+        if method == "framerate.v1.DisplayLink/Register":
+            label = request["params"].get("label")
+            if number == 2 and label == "refused":
+                writer.write(('{"jsonrpc":"2.0","id":%d,"error":{"code":5,"message":"no display 0",'
+                              '"data":{"status":"NOT_FOUND"}}}\n' % request["id"]).encode())
+            else:
+                link = 10 * number + (1 if label == "ticking" else 2)
+                writer.write(registered(request, link))
+                if label == "ticking" and number > 1:
+                    writer.write(tick_line(link, 1))  # ticks at once, before the Watch is answered
+        elif method == "framerate.v1.Compositor/Watch":
+            if number == 2:
+                return True  # the attempt fails after the daemon refused one link
+            writer.write(watching(request, number))
+            if number > 1:
+                writer.write(tick_line(10 * number + 1, 2))
+        else:
+            writer.write(('{"jsonrpc":"2.0","id":%d,"result":{}}\n' % request["id"]).encode())
+        await writer.drain()
+        return number == 1 and method == "framerate.v1.Compositor/Watch"  # the daemon goes away once all is set up
 
     async def main() -> None:
-        connections = 0
-
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal connections
-            connections += 1
-            number = connections
-            while line := await reader.readline():
-                request = json.loads(line)
-                method = request.get("method")
-                seen.append((number, method))
-                if "id" not in request:
-                    continue
-                if method == "framerate.v1.DisplayLink/Register":
-                    label = request["params"].get("label")
-                    if number == 2 and label == "refused":
-                        writer.write(('{"jsonrpc":"2.0","id":%d,"error":{"code":5,"message":"no display 0",'
-                                      '"data":{"status":"NOT_FOUND"}}}\n' % request["id"]).encode())
-                    else:
-                        link = 10 * number + (1 if label == "ticking" else 2)
-                        writer.write(registered(request, link))
-                        if label == "ticking" and number > 1:
-                            writer.write(tick_line(link, 1))  # ticks at once, before the Watch is answered
-                elif method == "framerate.v1.Compositor/Watch":
-                    if number == 2:
-                        break  # the attempt fails after the daemon refused one link
-                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"watch":%d,"state":{"displays":[]}}}\n'
-                                  % (request["id"], number)).encode())
-                    if number > 1:
-                        writer.write(tick_line(10 * number + 1, 2))
-                else:
-                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{}}\n' % request["id"]).encode())
-                await writer.drain()
-                if number == 1 and method == "framerate.v1.Compositor/Watch":
-                    break  # the daemon goes away once everything is set up
-            writer.close()
-
         policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
-        async with client_of(path, serve, reconnect=policy) as conn:
+        async with client_of(path, scripted(on_request, seen), reconnect=policy) as conn:
             ticking = await conn.register(30, 60, 60, label="ticking")
             refused = await conn.register(30, 60, 60, label="refused")
             watch = conn.watch()
@@ -600,7 +602,7 @@ def test_what_a_reconnect_delivers_comes_once_calls_work(tmp_socket_dir):
             await conn.call("framerate.v1.Test/Echo", {})  # a call made on waking goes through
 
     run(main())
-    assert [(number, method) for number, method in seen if method != "framerate.v1.Test/Echo"] == [
+    assert [(number, request["method"]) for number, request in seen if request["method"] != "framerate.v1.Test/Echo"] == [
         (1, "framerate.v1.DisplayLink/Register"), (1, "framerate.v1.DisplayLink/Register"),
         (1, "framerate.v1.Compositor/Watch"),
         (2, "framerate.v1.DisplayLink/Register"), (2, "framerate.v1.DisplayLink/Register"),
@@ -619,34 +621,23 @@ def test_a_daemon_that_ticks_without_answering_fails_the_attempt_at_the_held_lim
     path = tmp_socket_dir / "scripted.sock"
     seen: List[tuple] = []
 
+    async def on_request(number: int, request: Dict, writer: asyncio.StreamWriter) -> bool:
+        method = request.get("method")
+        if method == "framerate.v1.DisplayLink/Register":
+            writer.write(registered(request, 7))
+            if number == 2:
+                for sequence in range(1, 7):  # six ticks; the Watch will go unanswered
+                    writer.write(tick_line(7, sequence))
+        elif method == "framerate.v1.Compositor/Watch" and number != 2:
+            writer.write(watching(request, 1))
+            if number == 3:
+                writer.write(tick_line(7, 1))
+        await writer.drain()
+        return number == 1 and method == "framerate.v1.Compositor/Watch"
+
     async def main() -> None:
-        connections = 0
-
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal connections
-            connections += 1
-            number = connections
-            while line := await reader.readline():
-                request = json.loads(line)
-                method = request.get("method")
-                seen.append((number, method))
-                if method == "framerate.v1.DisplayLink/Register":
-                    writer.write(registered(request, 7))
-                    if number == 2:
-                        for sequence in range(1, 7):  # six ticks; the Watch will go unanswered
-                            writer.write(tick_line(7, sequence))
-                elif method == "framerate.v1.Compositor/Watch" and number != 2:
-                    writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"watch":1,"state":{"displays":[]}}}\n'
-                                  % request["id"]).encode())
-                    if number == 3:
-                        writer.write(tick_line(7, 1))
-                await writer.drain()
-                if number == 1 and method == "framerate.v1.Compositor/Watch":
-                    break
-            writer.close()
-
         policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
-        async with client_of(path, serve, reconnect=policy) as conn:
+        async with client_of(path, scripted(on_request, seen), reconnect=policy) as conn:
             link = await conn.register(30, 60, 60)
             watch = conn.watch()
             await watch.start()
