@@ -476,6 +476,29 @@ static void *slow_daemon_run(void *arg) {
     return NULL;
 }
 
+/* Starts the stand-in `d` listening at `name` in the test directory, and connects a
+ * client to it with request timeout `timeout_ms`. */
+static fr_conn *slow_daemon_start(slow_daemon *d, const char *name, int timeout_ms) {
+    snprintf(d->path, sizeof d->path, "%s/%s", daemon_.dir, name);
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    memcpy(addr.sun_path, d->path, strlen(d->path) + 1);
+    d->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(d->listener >= 0 && bind(d->listener, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(d->listener, 8) == 0);
+    CHECK(pthread_create(&d->thread, NULL, slow_daemon_run, d) == 0);
+    fr_conn *conn = NULL;
+    CHECK(fr_connect(d->path, &conn) == FR_OK);
+    CHECK(fr_set_request_timeout(conn, timeout_ms) == FR_OK);
+    return conn;
+}
+
+/* Closes `conn`, which ends the stand-in's last connection, and waits for its thread. */
+static void slow_daemon_stop(slow_daemon *d, fr_conn *conn) {
+    fr_close(conn);
+    CHECK(pthread_join(d->thread, NULL) == 0);
+    close(d->listener);
+    unlink(d->path);
+}
+
 /* A reconnect attempt made by a blocking call registers the links again within that
  * call's request timeout, all of them together: a daemon that answers each Register
  * 400 ms late cannot hold a call with a 1 s timeout for 4 x 400 ms and then its own
@@ -483,15 +506,7 @@ static void *slow_daemon_run(void *arg) {
  * FR_ERECONNECTING. */
 static void test_reconnect_keeps_the_call_timeout(void) {
     slow_daemon d = { .fast = 4, .delay_ms = 400 };
-    snprintf(d.path, sizeof d.path, "%s/slow.sock", daemon_.dir);
-    struct sockaddr_un addr = { .sun_family = AF_UNIX };
-    memcpy(addr.sun_path, d.path, strlen(d.path) + 1);
-    d.listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    CHECK(d.listener >= 0 && bind(d.listener, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(d.listener, 8) == 0);
-    CHECK(pthread_create(&d.thread, NULL, slow_daemon_run, &d) == 0);
-    fr_conn *conn = NULL;
-    CHECK(fr_connect(d.path, &conn) == FR_OK);
-    CHECK(fr_set_request_timeout(conn, 1000) == FR_OK);
+    fr_conn *conn = slow_daemon_start(&d, "slow.sock", 1000);
     for (int i = 0; i < 4; i++) register_ok(conn, 30, 60, 60, 0, 0, "c-slow");
     /* The stand-in closed the connection after the fourth answer: the next call learns it. */
     CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
@@ -502,10 +517,7 @@ static void test_reconnect_keeps_the_call_timeout(void) {
     CHECK_MSG(rc == FR_ERECONNECTING, "%s", fr_strerror(rc));
     CHECK_MSG(elapsed >= 0.9 && elapsed < 1.5, "the call took %.3f s (timeout 1 s)", elapsed);
     printf("     a call whose reconnect met a slow daemon returned after %.0f ms (timeout 1000 ms)\n", elapsed * 1000);
-    fr_close(conn); /* the stand-in's second connection ends: its thread returns */
-    CHECK(pthread_join(d.thread, NULL) == 0);
-    close(d.listener);
-    unlink(d.path);
+    slow_daemon_stop(&d, conn);
 }
 
 /* A link the daemon refuses during a reconnect attempt that then fails (here: the
@@ -514,22 +526,14 @@ static void test_reconnect_keeps_the_call_timeout(void) {
  * end with NOT_FOUND although the daemon that came back for good had its display. */
 static void test_a_refusal_in_a_failed_attempt_does_not_end_the_link(void) {
     slow_daemon d = { .fast = 2, .connections = 3, .refuse_on = 1 };
-    snprintf(d.path, sizeof d.path, "%s/refusing.sock", daemon_.dir);
-    struct sockaddr_un addr = { .sun_family = AF_UNIX };
-    memcpy(addr.sun_path, d.path, strlen(d.path) + 1);
-    d.listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    CHECK(d.listener >= 0 && bind(d.listener, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(d.listener, 8) == 0);
-    CHECK(pthread_create(&d.thread, NULL, slow_daemon_run, &d) == 0);
-    fr_conn *conn = NULL;
-    CHECK(fr_connect(d.path, &conn) == FR_OK);
-    CHECK(fr_set_request_timeout(conn, 300) == FR_OK);
+    fr_conn *conn = slow_daemon_start(&d, "refusing.sock", 300);
     fr_link *refused = register_ok(conn, 30, 60, 60, 0, 0, "c-refused");
     fr_link *unanswered = register_ok(conn, 30, 60, 60, 0, 0, "c-unanswered");
     CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
     while (fr_timeout_ms(conn) > 0) sleep_s(0.005);
     /* Attempt 1: the first Register refused, the second never answered. */
     CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
-    fr_error why;
+    fr_error why = { 0 };
     int rc = fr_link_error(refused, &why);
     CHECK_MSG(rc == FR_OK, "the refused link ended: %s", why.message);
     CHECK(fr_link_error(unanswered, NULL) == FR_OK);
@@ -539,10 +543,7 @@ static void test_a_refusal_in_a_failed_attempt_does_not_end_the_link(void) {
     CHECK_MSG(rc == FR_OK, "%s", fr_strerror(rc));
     CHECK_MSG(fr_link_error(refused, &why) == FR_OK && fr_link_daemon_id(refused) == 1, "%llu %s", (unsigned long long)fr_link_daemon_id(refused), why.message);
     CHECK(fr_link_error(unanswered, NULL) == FR_OK && fr_link_daemon_id(unanswered) == 2);
-    fr_close(conn);
-    CHECK(pthread_join(d.thread, NULL) == 0);
-    close(d.listener);
-    unlink(d.path);
+    slow_daemon_stop(&d, conn);
 }
 
 int main(void) {
