@@ -41,11 +41,12 @@
  * its poll set from fr_fd() before every wait (poll ignores -1), or, with
  * epoll, compares fr_fd_generation() after each fr_* call and re-adds fr_fd():
  *
- *     for (;;) {
+ *     int rc;
+ *     do {
  *         struct pollfd p = { fr_fd(conn), POLLIN, 0 };
- *         poll(&p, 1, fr_timeout_ms(conn));     // wakes for a reconnect attempt too
- *         if (fr_dispatch(conn) != FR_OK) break; // ticks, events, replies -> callbacks
- *     }
+ *         poll(&p, 1, fr_timeout_ms(conn));         // wakes for a reconnect attempt too
+ *     } while ((rc = fr_dispatch(conn)) == FR_OK);  // ticks, events, replies -> callbacks
+ *     if (rc != FR_EFREED) fr_close(conn);          // FR_EFREED: a callback closed it
  *
  *     fr_conn *conn;
  *     fr_link *link;
@@ -96,8 +97,10 @@ typedef enum fr_err {
     FR_ERPC = -10,       /* the daemon answered with an error: see fr_last_error() */
     FR_EENDED = -11,     /* the link has ended: see fr_link_error() */
     FR_EUNTRUSTED = -12, /* the process on the socket is not root, the framerated user or you: see fr_connect_error() */
-    FR_ERECONNECTING = -13 /* the daemon went away and the connection is reconnecting: the call was not made,
-                            * or its answer was lost with the old connection; call again once it is back */
+    FR_ERECONNECTING = -13, /* the daemon went away and the connection is reconnecting: the call was not made,
+                             * or its answer was lost with the old connection; call again once it is back */
+    FR_EFREED = -14        /* fr_dispatch only: a callback called fr_close, and the connection is freed now:
+                            * do not use (or fr_close) the pointer again */
 } fr_err;
 
 /* gRPC status codes, as fr_error.grpc_code. */
@@ -234,11 +237,9 @@ typedef struct fr_event {
  * fr_close from a callback closes the socket at once and ends every link and watch:
  * no callback follows, and until the callback returns calls on the connection fail
  * with FR_ECLOSED and those on its links and watches with FR_EENDED. fr_dispatch
- * then frees the connection with its links and watches and returns FR_ECLOSED. It
- * returns FR_ECLOSED too for a connection closed for good, which the application
- * must still fr_close; so an application that closes from a callback forgets its
- * pointer there (conn = NULL: fr_dispatch(NULL) is FR_EINVAL, fr_close(NULL) does
- * nothing). */
+ * then frees the connection with its links and watches and returns FR_EFREED, which
+ * it returns for nothing else: the pointer is gone (unlike FR_ECLOSED, a connection
+ * closed for good that the application must still fr_close). */
 /* A tick of `link`; tick is NULL once the link has ended (fr_link_error says why). */
 typedef void (*fr_tick_fn)(fr_link *link, const fr_tick *tick, void *user);
 /* An event of `watch`; event is NULL once the watch has ended. */

@@ -231,6 +231,7 @@ const char *fr_strerror(int err) {
     case FR_ERECONNECTING:
         return "the daemon went away and the connection is reconnecting: the call was not made or its answer was lost; "
                "call again once it is back";
+    case FR_EFREED: return "a callback closed the connection, and it is freed: do not use it again";
     default: return "unknown error";
     }
 }
@@ -2309,7 +2310,7 @@ int fr_dispatch(fr_conn *conn) {
     deliver(conn);
     if (conn->close_requested) { /* fr_close from a callback */
         free_conn(conn);
-        return FR_ECLOSED;
+        return FR_EFREED;
     }
     return conn->fatal ? conn->fatal_err : FR_OK;
 }

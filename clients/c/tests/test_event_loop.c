@@ -342,7 +342,7 @@ static void test_backoff_against_a_stopped_daemon(void) {
  * made after it in the same callback fail (FR_ECLOSED on the connection, FR_EENDED on a
  * link, at once: fr_next_tick used to wait for ever there), no other callback follows,
  * and fr_dispatch frees the connection when the callback returns (ASan reports any use
- * after that) and returns FR_ECLOSED. The daemon releases the links with the socket. */
+ * after that) and returns FR_EFREED. The daemon releases the links with the socket. */
 typedef struct closing_log {
     fr_conn *conn;
     int calls;
@@ -384,7 +384,7 @@ static void test_close_from_a_callback(void) {
     int rc = FR_OK;
     double deadline = now_s() + 5;
     while (rc == FR_OK && now_s() < deadline) rc = loop_once(conn, 100);
-    CHECK_MSG(rc == FR_ECLOSED, "%s", fr_strerror(rc));
+    CHECK_MSG(rc == FR_EFREED, "%s", fr_strerror(rc));
     CHECK_MSG(log.calls == 1, "%d callbacks", log.calls);
     CHECK_MSG(log.call_after_close == FR_ECLOSED, "%s", fr_strerror(log.call_after_close));
     CHECK_MSG(log.frame_done_after_close == FR_EENDED, "%s", fr_strerror(log.frame_done_after_close));
