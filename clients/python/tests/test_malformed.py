@@ -649,3 +649,37 @@ def test_a_daemon_that_ticks_without_answering_fails_the_attempt_at_the_held_lim
 
     run(main())
     assert sorted({number for number, _ in seen}) == [1, 2, 3]
+
+
+def test_an_attempt_whose_socket_drops_with_its_last_answer_is_retried(tmp_socket_dir, monkeypatch):
+    """The Register's answer and, in the same write, more ticks than the attempt may hold:
+    the reader takes the answer, then drops the socket at the tick past ``HELD_LIMIT``
+    before the reconnect loop runs again. The loop saw every answer and used to declare
+    the connection back with no socket under it and no retry left: calls failed and ticks
+    never came. The attempt fails instead, and the next one registers the link."""
+    monkeypatch.setattr(framerate.aio, "HELD_LIMIT", 5)
+    path = tmp_socket_dir / "scripted.sock"
+    seen: List[tuple] = []
+
+    async def on_request(number: int, request: Dict, writer: asyncio.StreamWriter) -> bool:
+        if request.get("method") == "grpc.health.v1.Health/Check":
+            writer.write(('{"jsonrpc":"2.0","id":%d,"result":{"status":"SERVING"}}\n' % request["id"]).encode())
+            return False
+        if request.get("method") != "framerate.v1.DisplayLink/Register":
+            return False
+        ticks = range(1, 7) if number == 2 else range(1, 2) if number == 3 else range(0)
+        writer.write(registered(request, 7) + b"".join(tick_line(7, sequence) for sequence in ticks))
+        await writer.drain()
+        return number == 1
+
+    async def main() -> None:
+        policy = framerate.ReconnectPolicy(initial_delay=0.01, jitter=0)
+        async with client_of(path, scripted(on_request, seen), reconnect=policy) as conn:
+            link = await conn.register(30, 60, 60)
+            tick = await link.next_tick(5)  # the third connection's
+            assert conn.connected and conn.reconnects == 1
+            assert tick.sequence == 1 and link.poll_tick() is None
+            await conn.call("grpc.health.v1.Health/Check", {})
+
+    run(main())
+    assert sorted({number for number, _ in seen}) == [1, 2, 3]

@@ -765,6 +765,11 @@ class Connection:
                     self._held = []  # this attempt's own, from its first line on
                     await self._connect_once()
                     await self._rebind_all()
+                    if self._writer is None:
+                        # Every answer came, but the reader dropped the socket in the same
+                        # read (EOF after the last answer, or one delivery past HELD_LIMIT),
+                        # and left the retry to this loop, which is still running.
+                        raise ConnectionLost(f"the connection to framerated at {self.path} closed during the attempt")
                 except FrameRateError as error:  # not running, refused, untrusted, dropped, a protocol error
                     if not isinstance(error, ConnectionLost) or error.cause is not None:
                         last_error = error.cause or error
@@ -831,10 +836,10 @@ class Connection:
         # reconnect loop drops the connection, which releases on the daemon what the
         # requests created, and tries again with the backoff. Any other refusal ends that
         # link (or watch) once the attempt succeeded; until then, like every delivery of
-        # the attempt, the end is held (``_deliver``). The watches are subscribed again only after every link is
-        # registered, so a failed attempt does not queue their ``resynchronized`` events
-        # twice. A link invalidated, or a watch unwatched, while its request is in flight
-        # is let go by its hook when the answer comes (``_rebind``).
+        # the attempt, the end is held (``_deliver``). The watches are subscribed again
+        # only after every Register is answered, so that an attempt whose Registers fail
+        # sends no Watch. A link invalidated, or a watch unwatched, while its request is
+        # in flight is let go by its hook when the answer comes (``_rebind``).
         loop = asyncio.get_running_loop()
         deadline = None if self._request_timeout is None else loop.time() + self._request_timeout
         links = [link for link in sorted(self._links, key=lambda link: link.id) if not link._ended]
