@@ -306,8 +306,10 @@ FR_API int fr_timeout_ms(const fr_conn *conn);
 /* Reads what the socket has without blocking (or makes a due reconnect attempt)
  * and calls the callbacks: fr_call_async replies (FR_ETIMEDOUT for those whose
  * timeout passed without one), ticks of links with a tick callback, events of
- * watches with an event callback. Returns FR_OK, or the error of a connection
- * closed for good (FR_ECLOSED, or the give-up reason). */
+ * watches with an event callback. Returns FR_OK; FR_EFREED after a callback called
+ * fr_close (the connection is freed: do not fr_close it); FR_EINVAL for NULL or from
+ * a callback; else the error of a connection closed for good (FR_ECLOSED, or the
+ * give-up reason), which the application still fr_closes. */
 FR_API int fr_dispatch(fr_conn *conn);
 /* How many times the connection was re-established. */
 FR_API unsigned fr_reconnects(const fr_conn *conn);
