@@ -106,6 +106,9 @@ struct fr_watch {
     int ended;
     int end_reported;
     int refused;             /* as fr_link's */
+    uint64_t evictions;      /* events dropped from a full queue, ever */
+    unsigned attempt_count;  /* count and evictions when the reconnect attempt under way began: */
+    uint64_t attempt_evictions; /* what a failed attempt queued is taken back */
 };
 
 /* A request of fr_call_async awaiting its answer (or its callback). */
@@ -1045,6 +1048,7 @@ static void watch_push(fr_watch *watch, const char *kind, int64_t display, uint6
         watch->head = (watch->head + 1) % FR_EVENT_QUEUE;
         watch->count--;
         watch->lost++;
+        watch->evictions++;
     }
     watch->queued_bytes += bytes;
     queued_event *q = &watch->queue[(watch->head + watch->count) % FR_EVENT_QUEUE];
@@ -1371,10 +1375,37 @@ static int rebind_all(fr_conn *conn, int64_t deadline) {
     return FR_OK;
 }
 
-/* Ends the links and watches the daemon refused during a reconnect attempt if it
- * succeeded; if it failed, forgets the refusals: the next attempt registers them
- * again, as it does the links whose requests the failure cut short. */
-static void settle_refusals(fr_conn *conn, int attempt_succeeded) {
+/* Notes where each watch's queue stands as a reconnect attempt begins. */
+static void mark_attempt(fr_conn *conn) {
+    for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
+        watch->attempt_count = watch->count;
+        watch->attempt_evictions = watch->evictions;
+    }
+}
+
+/* Takes back the events queued after mark_attempt: a failed attempt's
+ * "resynchronized" (with the state of a daemon the client dropped) and what followed
+ * it, which the next attempt's "resynchronized" replaces. No callback or
+ * fr_next_event runs during an attempt, so the queue only grew; if it was full and
+ * dropped older events meanwhile, it is left as it is. */
+static void unqueue_attempt(fr_watch *watch) {
+    if (watch->evictions != watch->attempt_evictions) return;
+    while (watch->count > watch->attempt_count) {
+        queued_event *q = &watch->queue[(watch->head + watch->count - 1) % FR_EVENT_QUEUE];
+        watch->queued_bytes -= strlen(q->json);
+        watch->lost += q->event.lost; /* carried to the next event queued, as before */
+        free(q->kind);
+        free(q->json);
+        memset(q, 0, sizeof *q);
+        watch->count--;
+    }
+}
+
+/* Settles a reconnect attempt. If it succeeded, ends the links and watches the
+ * daemon refused. If it failed, forgets the refusals (the next attempt registers
+ * them again, as it does the links whose requests the failure cut short) and takes
+ * back the events it queued (unqueue_attempt). */
+static void settle_attempt(fr_conn *conn, int attempt_succeeded) {
     for (fr_link *link = conn->links; link; link = link->next) {
         if (link->refused && attempt_succeeded) link_end(link, &link->refusal);
         link->refused = 0;
@@ -1382,6 +1413,7 @@ static void settle_refusals(fr_conn *conn, int attempt_succeeded) {
     for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
         if (watch->refused && attempt_succeeded) watch->ended = 1;
         watch->refused = 0;
+        if (!attempt_succeeded) unqueue_attempt(watch);
     }
 }
 
@@ -1410,8 +1442,9 @@ static int attempt_reconnect(fr_conn *conn, int64_t deadline) {
         conn->len = 0;
         conn->scanned = 0;
         conn->has_unsolicited = 0;
+        mark_attempt(conn);
         rc = rebind_all(conn, deadline); /* still `lost`: a drop meanwhile fails this attempt, nothing more */
-        settle_refusals(conn, rc == FR_OK && conn->fd >= 0);
+        settle_attempt(conn, rc == FR_OK && conn->fd >= 0);
         if (rc == FR_OK && conn->fd >= 0) {
             conn->lost = 0;
             conn->attempt++; /* reset to 0 once this connection delivers something (conn_lost) */

@@ -423,6 +423,8 @@ typedef struct slow_daemon {
     int delay_ms;
     int connections;         /* how many connections it serves (0: 2) */
     int refuse_on;           /* on this connection (> 0), the first Register is refused, and nothing more answered */
+    int wedge_on;            /* on this connection (> 0), only the first `wedge_after` requests are answered */
+    int wedge_after;
     pthread_t thread;
 } slow_daemon;
 
@@ -437,6 +439,9 @@ static void slow_daemon_answer(int fd, const char *line, uint64_t link, int refu
     else if (strstr(line, "DisplayLink/Register"))
         n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"result\":{\"link\":%llu,\"display\":0,"
                      "\"refreshRate\":60.0,\"callbackRate\":60.0}}\n", id, (unsigned long long)link);
+    else if (strstr(line, "Compositor/Watch"))
+        n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"result\":{\"watch\":%llu,"
+                     "\"state\":{\"displays\":[]}}}\n", id, (unsigned long long)link);
     else
         n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"result\":{\"status\":\"SERVING\"}}\n", id);
     if (id != 0) (void)!send(fd, reply, (size_t)n, MSG_NOSIGNAL);
@@ -464,7 +469,8 @@ static void *slow_daemon_run(void *arg) {
                 *end = '\0';
                 if (connection > 0) sleep_s(d->delay_ms / 1000.0);
                 int refusing = d->refuse_on > 0 && connection == d->refuse_on;
-                if (!refusing || answered == 0) slow_daemon_answer(fd, buf, ++answered, refusing);
+                int wedged = d->wedge_on > 0 && connection == d->wedge_on && answered >= (uint64_t)d->wedge_after;
+                if ((!refusing || answered == 0) && !wedged) slow_daemon_answer(fd, buf, ++answered, refusing);
                 len -= (size_t)(end + 1 - buf);
                 memmove(buf, end + 1, len);
                 buf[len] = '\0';
@@ -546,6 +552,38 @@ static void test_a_refusal_in_a_failed_attempt_does_not_end_the_link(void) {
     slow_daemon_stop(&d, conn);
 }
 
+/* A reconnect attempt that fails after one watch was subscribed again (the second's
+ * Watch goes unanswered) takes back the "resynchronized" it queued: the watch hears
+ * one, from the attempt that succeeded, not two, the first with the state of a
+ * daemon the client dropped. */
+static void test_a_failed_attempt_takes_back_its_resynchronized(void) {
+    slow_daemon d = { .fast = 3, .connections = 3, .wedge_on = 1, .wedge_after = 2 };
+    fr_conn *conn = slow_daemon_start(&d, "rewatch.sock", 300);
+    (void)register_ok(conn, 30, 60, 60, 0, 0, "c-rewatch");
+    fr_watch *first = NULL, *second = NULL;
+    CHECK(fr_watch_start(conn, NULL, NULL, &first, NULL) == FR_OK);
+    CHECK(fr_watch_start(conn, NULL, NULL, &second, NULL) == FR_OK);
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
+    while (fr_timeout_ms(conn) > 0) sleep_s(0.005);
+    /* Attempt 1: the Register and the first Watch answered, the second Watch not. */
+    CHECK(fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL) == FR_ERECONNECTING);
+    while (fr_timeout_ms(conn) > 0) sleep_s(0.005);
+    /* Attempt 2: everything answered. */
+    int rc = fr_call(conn, "grpc.health.v1.Health/Check", NULL, NULL);
+    CHECK_MSG(rc == FR_OK, "%s", fr_strerror(rc));
+    fr_watch *watches[2] = { first, second };
+    for (int i = 0; i < 2; i++) {
+        int resynchronized = 0;
+        fr_event event;
+        while (fr_next_event(watches[i], &event, 0) == FR_OK) {
+            CHECK(event.lost == 0);
+            if (strcmp(event.kind, "resynchronized") == 0) resynchronized++;
+        }
+        CHECK_MSG(resynchronized == 1, "watch %d heard %d resynchronized events", i + 1, resynchronized);
+    }
+    slow_daemon_stop(&d, conn);
+}
+
 int main(void) {
     daemon_setup();
     RUN(test_backoff_is_the_protocol_rule);
@@ -557,6 +595,7 @@ int main(void) {
     RUN(test_close_from_a_callback);
     RUN(test_reconnect_keeps_the_call_timeout);
     RUN(test_a_refusal_in_a_failed_attempt_does_not_end_the_link);
+    RUN(test_a_failed_attempt_takes_back_its_resynchronized);
     printf("%d checks, %d failed\n", test_checks, test_failures);
     return test_failures ? 1 : 0;
 }
