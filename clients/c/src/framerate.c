@@ -107,8 +107,9 @@ struct fr_watch {
     int end_reported;
     int refused;             /* as fr_link's */
     uint64_t evictions;      /* events dropped from a full queue, ever */
-    unsigned attempt_count;  /* count and evictions when the reconnect attempt under way began: */
-    uint64_t attempt_evictions; /* what a failed attempt queued is taken back */
+    unsigned attempt_count;  /* count, evictions and lost when the reconnect attempt */
+    uint64_t attempt_evictions; /* under way began: what a failed attempt queued */
+    uint64_t attempt_lost;   /* is taken back (unqueue_attempt) */
 };
 
 /* A request of fr_call_async awaiting its answer (or its callback). */
@@ -1380,25 +1381,29 @@ static void mark_attempt(fr_conn *conn) {
     for (fr_watch *watch = conn->watches; watch; watch = watch->next) {
         watch->attempt_count = watch->count;
         watch->attempt_evictions = watch->evictions;
+        watch->attempt_lost = watch->lost;
     }
 }
 
 /* Takes back the events queued after mark_attempt: a failed attempt's
  * "resynchronized" (with the state of a daemon the client dropped) and what followed
  * it, which the next attempt's "resynchronized" replaces. No callback or
- * fr_next_event runs during an attempt, so the queue only grew; if it was full and
- * dropped older events meanwhile, it is left as it is. */
+ * fr_next_event runs during an attempt, so the queue only took events at its tail,
+ * and a full one dropped its oldest: the attempt's are the last `pushed`, and the
+ * events lost to the application are those it had lost before plus the older ones
+ * the attempt's pushed out (its own out-of-memory losses are taken back too). */
 static void unqueue_attempt(fr_watch *watch) {
-    if (watch->evictions != watch->attempt_evictions) return;
-    while (watch->count > watch->attempt_count) {
+    uint64_t evicted = watch->evictions - watch->attempt_evictions;
+    uint64_t pushed = (uint64_t)watch->count + evicted - watch->attempt_count;
+    for (uint64_t n = pushed < watch->count ? pushed : watch->count; n > 0; n--) {
         queued_event *q = &watch->queue[(watch->head + watch->count - 1) % FR_EVENT_QUEUE];
         watch->queued_bytes -= strlen(q->json);
-        watch->lost += q->event.lost; /* carried to the next event queued, as before */
         free(q->kind);
         free(q->json);
         memset(q, 0, sizeof *q);
         watch->count--;
     }
+    watch->lost = watch->attempt_lost + (evicted < watch->attempt_count ? evicted : watch->attempt_count);
 }
 
 /* Settles a reconnect attempt. If it succeeded, ends the links and watches the

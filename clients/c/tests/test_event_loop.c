@@ -425,6 +425,7 @@ typedef struct slow_daemon {
     int refuse_on;           /* on this connection (> 0), the first Register is refused, and nothing more answered */
     int wedge_on;            /* on this connection (> 0), only the first `wedge_after` requests are answered */
     int wedge_after;
+    int flood;               /* on the first connection, events sent for the first watch after its answer */
     pthread_t thread;
 } slow_daemon;
 
@@ -471,6 +472,13 @@ static void *slow_daemon_run(void *arg) {
                 int refusing = d->refuse_on > 0 && connection == d->refuse_on;
                 int wedged = d->wedge_on > 0 && connection == d->wedge_on && answered >= (uint64_t)d->wedge_after;
                 if ((!refusing || answered == 0) && !wedged) slow_daemon_answer(fd, buf, ++answered, refusing);
+                if (connection == 0 && d->flood > 0 && strstr(buf, "Compositor/Watch")) {
+                    char event[160];
+                    int n = snprintf(event, sizeof event, "{\"jsonrpc\":\"2.0\",\"method\":\"framerate.v1.Compositor/Event\","
+                                     "\"params\":{\"watch\":%llu,\"kind\":\"linkAdded\"}}\n", (unsigned long long)answered);
+                    for (int i = 0; i < d->flood; i++) (void)!send(fd, event, (size_t)n, MSG_NOSIGNAL);
+                    d->flood = 0;
+                }
                 len -= (size_t)(end + 1 - buf);
                 memmove(buf, end + 1, len);
                 buf[len] = '\0';
@@ -555,9 +563,12 @@ static void test_a_refusal_in_a_failed_attempt_does_not_end_the_link(void) {
 /* A reconnect attempt that fails after one watch was subscribed again (the second's
  * Watch goes unanswered) takes back the "resynchronized" it queued: the watch hears
  * one, from the attempt that succeeded, not two, the first with the state of a
- * daemon the client dropped. */
+ * daemon the client dropped. The first watch's queue is full (256 events the app
+ * has not read): the failed attempt's "resynchronized" pushed out the oldest, which
+ * stays lost, and taking it back made room for the next one: 255 events and one
+ * "resynchronized" that says one was lost. */
 static void test_a_failed_attempt_takes_back_its_resynchronized(void) {
-    slow_daemon d = { .fast = 3, .connections = 3, .wedge_on = 1, .wedge_after = 2 };
+    slow_daemon d = { .fast = 3, .connections = 3, .wedge_on = 1, .wedge_after = 2, .flood = 256 };
     fr_conn *conn = slow_daemon_start(&d, "rewatch.sock", 300);
     (void)register_ok(conn, 30, 60, 60, 0, 0, "c-rewatch");
     fr_watch *first = NULL, *second = NULL;
@@ -573,13 +584,22 @@ static void test_a_failed_attempt_takes_back_its_resynchronized(void) {
     CHECK_MSG(rc == FR_OK, "%s", fr_strerror(rc));
     fr_watch *watches[2] = { first, second };
     for (int i = 0; i < 2; i++) {
-        int resynchronized = 0;
+        int resynchronized = 0, events = 0;
+        uint64_t lost = 0, lost_by_resynchronized = 0;
         fr_event event;
         while (fr_next_event(watches[i], &event, 0) == FR_OK) {
-            CHECK(event.lost == 0);
-            if (strcmp(event.kind, "resynchronized") == 0) resynchronized++;
+            events++;
+            lost += event.lost;
+            if (strcmp(event.kind, "resynchronized") == 0) {
+                resynchronized++;
+                lost_by_resynchronized = event.lost;
+            }
         }
         CHECK_MSG(resynchronized == 1, "watch %d heard %d resynchronized events", i + 1, resynchronized);
+        int flooded = i == 0;
+        CHECK_MSG(events == (flooded ? 256 : 1), "watch %d: %d events", i + 1, events);
+        CHECK_MSG(lost == (flooded ? 1u : 0u) && lost_by_resynchronized == lost, "watch %d: lost %llu", i + 1,
+                  (unsigned long long)lost);
     }
     slow_daemon_stop(&d, conn);
 }
