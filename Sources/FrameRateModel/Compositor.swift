@@ -91,13 +91,20 @@ public struct Compositor<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Removes every link `owner` holds (its connection closed), re-arbitrating each display once.
     /// - Returns: the removed links.
+    ///
+    /// Costs O(the owner's links + the links on each display they are on), the latter a pass
+    /// over 4-byte slot numbers: closing thousands of connections at once stays cheap.
     public mutating func removeLinks(of owner: OwnerID, at now: C.Instant) -> [LinkID] {
+        guard let owned = linksOfOwner.removeValue(forKey: owner) else { return [] }
+        var onDisplay = Array(repeating: [LinkID](), count: displays.count)
+        for link in owned {
+            if let index = displayOfLink[link] { onDisplay[index].append(link) }
+        }
         var removed: [LinkID] = []
-        for index in displays.indices {
-            removed += displays[index].removeAll(of: owner, at: now)
+        for index in displays.indices where !onDisplay[index].isEmpty {
+            removed += displays[index].remove(onDisplay[index], at: now)
         }
         for link in removed { displayOfLink[link] = nil }
-        linksOfOwner[owner] = nil
         return removed
     }
 

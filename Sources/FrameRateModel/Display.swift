@@ -44,10 +44,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private(set) var caps: DisplayCaps
     private(set) var governor: RefreshRateGovernor<C>
     private(set) var timeline: VsyncTimeline<C.Instant>
-    /// Links in registration order.
-    private(set) var links: [Link] = []
-    /// Position of each link in `links`.
-    private var positions: [LinkID: Int] = [:]
+    /// Links in registration order, each in a slot it keeps while it lives (``LinkTable``).
+    private(set) var links = LinkTable()
     /// The unpaused links grouped by what they vote, kept in step with `links` by
     /// ``recountVote(at:)`` after every change to a link's vote: what the grid arbitration reads.
     private var tally = VoteTally()
@@ -119,9 +117,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         self.governor = RefreshRateGovernor(initialRate: checkpoint.refreshRate, settings: settings)
         self.panel = governor
         for link in checkpoint.links {
-            guard positions[link.link] == nil else { throw CheckpointMismatch("\(link.link) appears twice in the snapshot") }
+            guard !links.contains(link.link) else { throw CheckpointMismatch("\(link.link) appears twice in the snapshot") }
             guard link.pacing.isConsistent else { throw CheckpointMismatch("\(link.link)'s sequence numbers are inconsistent") }
-            positions[link.link] = links.count
             var restored = Link(
                 id: link.link, owner: link.owner, configuration: link.configuration,
                 pacer: LinkPacer(cadence: CallbackCadence(range: link.configuration.range, refresh: checkpoint.refreshRate), restoring: link.pacing),
@@ -132,8 +129,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 overrun: link.configuration.isAdaptive ? OverrunMonitor() : nil
             )
             restored.pacer = LinkPacer(cadence: cadence(of: restored, refresh: checkpoint.refreshRate), restoring: link.pacing)
-            links.append(restored)
-            recountVote(at: links.count - 1)
+            recountVote(at: links.append(restored))
         }
         var table = cadences.take()
         let decision = arbitrate(cadences: &table)
@@ -170,9 +166,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// ``refreshRate`` only while a link's content velocity lowers it; never above.
     var panelRate: Double { Swift.min(panel.currentRate, governor.currentRate) }
 
-    func contains(_ link: LinkID) -> Bool { positions[link] != nil }
+    func contains(_ link: LinkID) -> Bool { links.contains(link) }
 
-    func link(_ id: LinkID) -> Link? { positions[id].map { links[$0] } }
+    func link(_ id: LinkID) -> Link? { links.slot(of: id).map { links[$0] } }
 
     /// The callback cadence of `link` at `refresh` Hz: its voted range (a boost's while
     /// boosted) under its ceiling and any adaptive hold.
@@ -254,7 +250,6 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     mutating func add(_ id: LinkID, owner: OwnerID, configuration: DisplayLinkConfiguration, at now: C.Instant) {
         catchUp(to: now)
-        positions[id] = links.count
         let since = origin.duration(to: now)
         var link = Link(
             id: id, owner: owner, configuration: configuration,
@@ -263,14 +258,13 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             overrun: configuration.isAdaptive ? OverrunMonitor() : nil
         )
         link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
-        links.append(link)
-        recountVote(at: links.count - 1)
+        recountVote(at: links.append(link))
         rearbitrate(at: now)
     }
 
     mutating func update(_ id: LinkID, range: FrameRateRange?, paused: Bool?, adaptive: Bool? = nil, at now: C.Instant) {
         catchUp(to: now)
-        guard let position = positions[id] else { return }
+        guard let position = links.slot(of: id) else { return }
         // The link is changed in place: a copy shared its arrays (the hitch window, up to
         // 8,192 entries of 32 bytes), so changing them copied them on every pause or resume.
         let wasPaused = links[position].configuration.isPaused
@@ -300,41 +294,30 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Sets `id`'s number of frame timelines and frame latency (each when not `nil`).
     mutating func setFrameTiming(_ id: LinkID, timelines: Int?, frameLatency: Int?) {
-        guard let position = positions[id] else { return }
+        guard let position = links.slot(of: id) else { return }
         if let timelines { links[position].configuration.timelines = timelines }
         if let frameLatency { links[position].configuration.frameLatency = frameLatency }
     }
 
     mutating func remove(_ id: LinkID, at now: C.Instant) {
-        catchUp(to: now)
-        guard let position = positions.removeValue(forKey: id) else { return }
-        boostEnds[id] = nil
-        velocityExpiries[id] = nil
-        links.remove(at: position)
-        tally.set(id, to: nil)
-        pendingFrames[id] = nil
-        residency.linkEnded(id)
-        for index in position..<links.count { positions[links[index].id] = index }
-        rearbitrate(at: now)
+        _ = remove([id], at: now)
     }
 
-    /// Removes every link of `owner` with one re-arbitration.
-    mutating func removeAll(of owner: OwnerID, at now: C.Instant) -> [LinkID] {
+    /// Removes the links of `ids` that are on the display, with one re-arbitration (none
+    /// when it holds none of them). O(removed links + links on the display), the latter a
+    /// pass over 4-byte slot numbers (``LinkTable``).
+    /// - Returns: the ids removed, in the order `ids` gave them.
+    mutating func remove(_ ids: [LinkID], at now: C.Instant) -> [LinkID] {
         catchUp(to: now)
-        guard let first = links.firstIndex(where: { $0.owner == owner }) else { return [] }
-        var removed: [LinkID] = []
-        for link in links[first...] where link.owner == owner {
-            removed.append(link.id)
-            positions[link.id] = nil
-            tally.set(link.id, to: nil)
-            pendingFrames[link.id] = nil
-            residency.linkEnded(link.id)
-            boostEnds[link.id] = nil
-            velocityExpiries[link.id] = nil
+        let removed = links.remove(ids)
+        guard !removed.isEmpty else { return [] }
+        for id in removed {
+            tally.set(id, to: nil)
+            pendingFrames[id] = nil
+            residency.linkEnded(id)
+            boostEnds[id] = nil
+            velocityExpiries[id] = nil
         }
-        links.removeAll { $0.owner == owner }
-        // Only links after the first removed one moved.
-        for index in first..<links.count { positions[links[index].id] = index }
         rearbitrate(at: now)
         return removed
     }
@@ -358,7 +341,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     mutating func present(
         _ id: LinkID, sequence: UInt64, notBefore: C.Instant?, minimumInterval: Duration?, vsyncID: UInt64? = nil, at now: C.Instant
     ) throws(CompositorError) -> (replaced: Presentation<C.Instant>?, step: OverrunMonitor.Step?) {
-        guard let position = positions[id] else { throw .linkNotFound(id) }
+        guard let position = links.slot(of: id) else { throw .linkNotFound(id) }
         let lastDelivered = links[position].pacer.lastDelivered
         guard sequence > 0, sequence <= lastDelivered else {
             throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: lastDelivered)
@@ -408,7 +391,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         shown.reserveCapacity(due.count)
         for (id, frame) in due {
             pendingFrames[id] = nil
-            guard let position = positions[id] else { continue }
+            guard let position = links.slot(of: id) else { continue }
             let lateness = time - frame.expected
             let hitch = lateness >= HitchCounter.tolerance ? lateness : .zero
             links[position].presentation.shown(at: time, hitch: hitch)
@@ -424,7 +407,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     mutating func frameDone(_ id: LinkID, sequence: UInt64) throws(CompositorError) {
-        guard let position = positions[id] else { throw .linkNotFound(id) }
+        guard let position = links.slot(of: id) else { throw .linkNotFound(id) }
         guard links[position].pacer.frameDone(sequence: sequence) else {
             throw .sequenceNotDelivered(id, sequence: sequence, lastDelivered: links[position].pacer.lastDelivered)
         }
@@ -435,7 +418,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// re-paces the link and re-arbitrates at `now`.
     /// - Returns: the adaptive step this frame caused, if any.
     mutating func frameFinished(_ id: LinkID, sequence: UInt64, at now: C.Instant) throws(CompositorError) -> OverrunMonitor.Step? {
-        guard let position = positions[id] else { throw .linkNotFound(id) }
+        guard let position = links.slot(of: id) else { throw .linkNotFound(id) }
         let measurement = links[position].pacer.frameFinished(sequence: sequence, at: origin.duration(to: now))
         switch measurement {
         case .notDelivered:
@@ -451,9 +434,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             // The step moved the link's ceiling: recounted before catching up, whose boost
             // and velocity expiries re-arbitrate with every link's vote as it now stands.
             recountVote(at: position)
+            // Catching up ends boosts and velocity reports, never links: the slot still holds.
             catchUp(to: now)
-            guard let moved = positions[id] else { return step }
-            links[moved].pacer.setCadence(cadence(of: links[moved], refresh: refreshRate))
+            links[position].pacer.setCadence(cadence(of: links[position], refresh: refreshRate))
             rearbitrate(at: now)
             return step
         }
@@ -464,7 +447,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// - Returns: when the boost ends, as the time since the display's origin.
     mutating func boost(_ id: LinkID, range: FrameRateRange?, duration: Duration, at now: C.Instant) -> Duration? {
         catchUp(to: now)
-        guard let position = positions[id] else { return nil }
+        guard let position = links.slot(of: id) else { return nil }
         let time = origin.duration(to: now)
         let duration = Swift.min(Swift.max(duration, .zero), LinkBoost.maximumDuration)
         let range = range ?? LinkBoost.defaultRange(for: links[position].configuration.range)
@@ -501,7 +484,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             votes.reserveCapacity(group.count)
             for (id, _) in ended[group] {
                 boostEnds[id] = nil
-                guard let index = positions[id] else { continue }
+                guard let index = links.slot(of: id) else { continue }
                 links[index].boost = nil
                 links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
                 votes.append((id, Self.voteKey(of: links[index])))
@@ -553,7 +536,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The grid's decision on `ballot` (every voting link's own vote).
     private func decideGrid(_ ballot: Arbiter.Ballot, cadences: inout CadenceTable?) -> Decision {
-        markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in positions[link].map { vote(of: links[$0]) } })
+        markingBoost(arbiter.decide(ballot, cadences: &cadences) { link in links.slot(of: link).map { vote(of: links[$0]) } })
     }
 
     /// A ballot of the tally's entries, each less the links `leaving` lists under its key,
@@ -654,9 +637,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             }
         }
         let links = self.links
-        let positions = self.positions
         residency.hold(rate: rate, holders: holders, at: time) { link in
-            positions[link].map { (links[$0].owner, links[$0].configuration.label) }
+            links.slot(of: link).map { (links[$0].owner, links[$0].configuration.label) }
         }
     }
 
@@ -673,7 +655,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private mutating func recomputeCadences() {
         let refresh = refreshRate
         let (arbiter, caps) = (self.arbiter, self.caps)
-        for index in links.indices {
+        for slot in links.order {
+            let index = Int(slot)
             links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
         }
     }
@@ -718,9 +701,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if let end = firstEnd(of: display.pointee.velocityExpiries) {
             earliest = earlier(earliest, timeline.firstVsyncIndex(atOrAfter: end, since: origin))
         }
-        display.pointee.links.withUnsafeBufferPointer { links in
-            for index in links.indices where !links[index].configuration.isPaused {
-                let divisor = UInt64(links[index].pacer.cadence.divisor)
+        display.pointee.links.withUnsafeSlots { links, order in
+            for slot in order where !links[Int(slot)].configuration.isPaused {
+                let divisor = UInt64(links[Int(slot)].pacer.cadence.divisor)
                 let due = (next.index + divisor - 1) / divisor * divisor
                 earliest = earlier(earliest, due)
                 if due == next.index { break }
@@ -841,29 +824,30 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         // The pacers compare in whole nanoseconds: converted once for every link.
         let pacingTime = LinkPacer.VsyncTime(time: time, period: period)
         let pacingOrigin = origin
-        // The links are walked through their buffer: each write to a link in place (its pacer,
-        // its ring of delivered ticks) took a uniqueness check of the array. The pass touches
+        // The links are walked through their slots' buffer: each write to a link in place (its
+        // pacer, its ring of delivered ticks) took a uniqueness check of the array. The pass touches
         // nothing else of the display (the compiler holds it to that).
-        self.links.withUnsafeMutableBufferPointer { links in
-            for index in links.indices where !links[index].configuration.isPaused {
-                let owner = links[index].owner
+        self.links.withUnsafeMutableSlots { slots, order in
+            for slot in order where !slots[Int(slot)].configuration.isPaused {
+                let index = Int(slot)
+                let owner = slots[index].owner
                 // A reported wait ends with this vsync's tick, if it delivers one: for which tick, since when.
                 let reportedWait =
-                    links[index].pacer.heldBackReported ? (awaited: links[index].pacer.lastDelivered, since: links[index].pacer.lastDeliveredTime) : nil
-                let outcome = links[index].pacer.vsync(index: vsync.index, at: pacingTime, canDeliver: canDeliver(owner))
+                    slots[index].pacer.heldBackReported ? (awaited: slots[index].pacer.lastDelivered, since: slots[index].pacer.lastDeliveredTime) : nil
+                let outcome = slots[index].pacer.vsync(index: vsync.index, at: pacingTime, canDeliver: canDeliver(owner))
                 guard case .deliver(let sequence, let skipped) = outcome else {
-                    if outcome == .skipped, let held = links[index].pacer.noteHeldBack(at: time) {
-                        heldBack.append(HeldBackLink(link: links[index].id, owner: owner, frame: held.frame, waited: held.waited))
+                    if outcome == .skipped, let held = slots[index].pacer.noteHeldBack(at: time) {
+                        heldBack.append(HeldBackLink(link: slots[index].id, owner: owner, frame: held.frame, waited: held.waited))
                     }
                     continue
                 }
                 if let reportedWait {
                     resumed.append(
                         ResumedLink(
-                            link: links[index].id, owner: owner, awaited: reportedWait.awaited, sequence: sequence, waited: time - reportedWait.since
+                            link: slots[index].id, owner: owner, awaited: reportedWait.awaited, sequence: sequence, waited: time - reportedWait.since
                         ))
                 }
-                let cadence = links[index].pacer.cadence
+                let cadence = slots[index].pacer.cadence
                 if cadence.divisor != lastDivisor {
                     lastDivisor = cadence.divisor
                     target = vsync.instant.advanced(by: FrameRateMath.times(period, cadence.divisor))
@@ -871,14 +855,14 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                     schedule = FrameSchedule(tick: .init(anchor: vsync.index, time: time, period: period, divisor: cadence.divisor))
                 }
                 var tick = Tick(
-                    link: links[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
+                    link: slots[index].id, owner: owner, sequence: sequence, timestamp: vsync.instant, targetTimestamp: target,
                     duration: panelPeriod, refreshRate: panelRate, callbackRate: cadence.callbackRate, skipped: skipped
                 )
-                if links[index].boost != nil { tick.boosted = true }
-                if links[index].configuration.needsFrameSchedule {
+                if slots[index].boost != nil { tick.boosted = true }
+                if slots[index].configuration.needsFrameSchedule {
                     scheduled.append((ticks.count, index, schedule))
                 } else {
-                    links[index].presentation.delivered(sequence: sequence, target: targetSinceOrigin, schedule: schedule)
+                    slots[index].presentation.delivered(sequence: sequence, target: targetSinceOrigin, schedule: schedule)
                 }
                 ticks.append(tick)
             }
@@ -962,7 +946,7 @@ extension Display {
     mutating func reportVelocity(_ id: LinkID, velocity: Double, at now: C.Instant) -> Bool {
         guard let table = arbiter.profile.velocityTable, velocity.isFinite, velocity >= 0 else { return false }
         catchUp(to: now)
-        guard let position = positions[id] else { return false }
+        guard let position = links.slot(of: id) else { return false }
         let time = origin.duration(to: now)
         let rate = table.rate(for: velocity)
         let previous = links[position].velocity
@@ -990,7 +974,7 @@ extension Display {
         for group in groupedByVsync(expired) {
             for (id, _) in expired[group] {
                 velocityExpiries[id] = nil
-                if let index = positions[id] { links[index].velocity = nil }
+                if let index = links.slot(of: id) { links[index].velocity = nil }
             }
             rearbitrate(at: origin.advanced(by: expired[group.upperBound - 1].value))
         }
@@ -1013,7 +997,7 @@ extension Display {
         var reporting: [VoteTally.Key: Set<LinkID>] = [:]
         var reportingCount = 0
         for id in velocityExpiries.keys {
-            guard let key = tally.key(of: id), let position = positions[id], links[position].boost == nil else { continue }
+            guard let key = tally.key(of: id), let position = links.slot(of: id), links[position].boost == nil else { continue }
             reporting[key, default: []].insert(id)
             reportingCount += 1
         }
@@ -1028,7 +1012,7 @@ extension Display {
         // decided lowest link first, and each list keeps the lowest links).
         for (key, ids) in reporting {
             for id in ids {
-                let link = links[positions[id]!]
+                let link = links[links.slot(of: id)!]
                 gridBallot.add(link: id, range: key.range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
                 let (range, velocity) = panelRange(of: link)
                 panelBallot.add(link: id, range: range, entitled: key.entitled, overrunCeiling: key.overrunCeiling)
@@ -1045,7 +1029,7 @@ extension Display {
             }
         }
         let grid = decideGrid(gridBallot, cadences: &gridCadences)
-        let panel = markingBoost(arbiter.decide(panelBallot, cadences: &panelCadences) { link in positions[link].map { panelVote(of: links[$0]) } })
+        let panel = markingBoost(arbiter.decide(panelBallot, cadences: &panelCadences) { link in links.slot(of: link).map { panelVote(of: links[$0]) } })
         return (grid, panel)
     }
 
