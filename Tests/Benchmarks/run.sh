@@ -9,7 +9,7 @@
 # prints the medians as a markdown table, with the generator's CPU per received tick beside
 # the floor's C readers' (the generator must not be what is measured). Then links-per-connection rows and the
 # control-plane benchmarks, the tick plane alone (framebench tick-cost, natively and under callgrind), and the
-# virtual clock's 10-minute scenario (virtual_clock.py). Raw outputs go to .build/bench/<time>/.
+# virtual clock's 10-minute scenario (virtual_clock.py) and a mass disconnect (mass_disconnect.py). Raw outputs go to .build/bench/<time>/.
 #
 # Environment (defaults): NS="100 1000 2000 4000" DURATION=5 REPEAT=3 PROCESSES=2
 #   BENCH_DIR=../shared/bench (the measuring instruments) SKIP_BUILD= (1: reuse the release build)
@@ -178,7 +178,19 @@ echo "virtual clock: 10 virtual minutes, 120 Hz + 30 Hz links" >&2
 timeout 300 python3 "$root/Tests/Benchmarks/virtual_clock.py" "$bin/framerated" --minutes 10 >"$out/virtual-clock.json" 2>"$out/virtual-clock.err" || true
 fi
 
+# Closing many connections at once: how long the control loop is busy releasing 4,000
+# one-link connections, and whether a 120 Hz link on another connection keeps ticking.
+if [[ -z ${LOAD_ONLY:-} ]]; then
+quiet
+echo "mass disconnect: 4,000 one-link connections closed at once" >&2
+timeout 300 python3 "$root/Tests/Benchmarks/mass_disconnect.py" "$bin/framerated" --connections 4000 \
+  >"$out/mass-disconnect.json" 2>"$out/mass-disconnect.err" || true
+fi
+
 python3 "$root/Tests/Benchmarks/table.py" "$out" "$NS" "$REPEAT" | tee -a "$out/summary.md"
 if [[ -s $out/virtual-clock.json ]]; then
   echo "virtual clock, 10 virtual minutes (120 Hz + 30 Hz links): $(cat "$out/virtual-clock.json")" | tee -a "$out/summary.md"
+fi
+if [[ -s $out/mass-disconnect.json ]]; then
+  echo "mass disconnect (4,000 one-link connections closed at once): $(cat "$out/mass-disconnect.json")" | tee -a "$out/summary.md"
 fi
