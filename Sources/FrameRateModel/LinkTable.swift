@@ -3,10 +3,10 @@
 /// A link's slot does not move when other links go: a slot found with ``slot(of:)`` stays
 /// valid until that link itself is removed. Removing links costs O(1) for each removed
 /// link plus one pass over ``order``, whose entries are 4-byte slot numbers. The plain
-/// array this replaces shifted every later link (hundreds of bytes each, with a retain
-/// and release of their arrays) and re-hashed their positions at each removal, so
-/// closing K one-link connections cost O(K × links): 1.7 s of control-loop time, during
-/// which every other client's calls waited, when 4,000 connections closed at once.
+/// array this replaces shifted every later link (about 450 bytes each, with a retain
+/// and release of their arrays) and re-hashed their positions at each removal: when
+/// 4,000 one-link connections closed at once, the control loop was busy for 1.6 s and
+/// every other client's calls waited; 0.13 s with the table (`docs/performance.md`).
 ///
 /// Iterating the table (it is a `Sequence`) yields the live links in registration order.
 /// Freed slots are reused by later links; the slot array keeps its largest size.
@@ -52,7 +52,11 @@ struct LinkTable: Sendable {
     /// The link in `slot`, which must hold one (a slot from ``slot(of:)`` or ``order``).
     subscript(slot: Int) -> Link {
         get { slots[slot] }
-        _modify { yield &slots[slot] }
+        _modify {
+            let id = slots[slot].id
+            yield &slots[slot]
+            assert(slots[slot].id == id, "a slot's link was replaced by another link")
+        }
     }
 
     /// Adds `link` last in registration order; its id must not be in the table.

@@ -51,6 +51,47 @@ import Testing
         #expect(Self.ids(table) == [10, 11, 12])
     }
 
+    /// An owner's links on two displays go together, from each display in registration
+    /// order, and the others' links keep their order: on the compositor that registered
+    /// them, and on one restored from its handover checkpoint after some had gone.
+    @Test("closing an owner's links on two displays, before and after a handover")
+    func removeAcrossDisplaysAndAfterRestore() throws {
+        let clock = ManualClock()
+        let configurations = [0, 1].map { DisplayConfiguration(id: DisplayID(rawValue: $0), profile: .promotionPhone) }
+        var compositor = Compositor<ManualClock>(displays: configurations, start: clock.now)
+        let range = try FrameRateRange(minimum: 60, maximum: 120, preferred: 120)
+        let (first, second) = (OwnerID(rawValue: 1), OwnerID(rawValue: 2))
+        var registered: [(link: LinkID, owner: OwnerID, display: Int)] = []
+        for (owner, display) in [(first, 0), (second, 1), (first, 1), (second, 0), (first, 0), (second, 1), (first, 1), (second, 0)] as [(OwnerID, Int)] {
+            let status = try compositor.register(
+                owner: owner, display: DisplayID(rawValue: display), configuration: DisplayLinkConfiguration(range: range), at: clock.now
+            )
+            registered.append((status.link, owner, display))
+        }
+        func links(_ compositor: Compositor<ManualClock>, _ display: Int) -> [LinkID] { compositor.snapshot[display].links.map(\.link) }
+        func expected(_ owners: Set<OwnerID>, _ display: Int) -> [LinkID] {
+            registered.filter { owners.contains($0.owner) && $0.display == display }.map(\.link)
+        }
+
+        var closed = compositor
+        let removed = closed.removeLinks(of: first, at: clock.now)
+        #expect(removed == expected([first], 0) + expected([first], 1), "display 0's first, each in registration order")
+        #expect(links(closed, 0) == expected([second], 0) && links(closed, 1) == expected([second], 1))
+        #expect(closed.removeLinks(of: first, at: clock.now).isEmpty)
+
+        // One of the second owner's links goes before the handover, freeing a slot.
+        let gone = expected([second], 1)[0]
+        try compositor.invalidate(link: gone, owner: second, at: clock.now)
+        registered.removeAll { $0.link == gone }
+        var restored = try Compositor<ManualClock>(restoring: compositor.checkpoint, displays: configurations, start: compositor.start)
+        #expect(links(restored, 0) == expected([first, second], 0) && links(restored, 1) == expected([first, second], 1))
+        let removedAfter = restored.removeLinks(of: second, at: clock.now)
+        #expect(removedAfter == expected([second], 0) + expected([second], 1))
+        #expect(links(restored, 0) == expected([first], 0) && links(restored, 1) == expected([first], 1))
+        let newcomer = try restored.register(owner: second, display: DisplayID(rawValue: 1), configuration: DisplayLinkConfiguration(range: range), at: clock.now)
+        #expect(links(restored, 1) == expected([first], 1) + [newcomer.link], "a newcomer in a freed slot comes last")
+    }
+
     /// Random registrations, invalidations and closed connections over four owners; after
     /// each step the snapshot, a vsync's ticks and the handover checkpoint list exactly the
     /// live links in registration order, as a plain list kept beside them does.
