@@ -12,8 +12,8 @@ extension Compositor {
         return unanswered
     }
 
-    /// Whether any display has an unpaused link (one that ticks). O(displays × links) at worst.
+    /// Whether any display has an unpaused link (one that ticks). O(displays).
     public var hasUnpausedLink: Bool {
-        displays.contains { display in display.links.contains { !$0.configuration.isPaused } }
+        displays.contains { $0.hasTickingLink }
     }
 }

@@ -46,6 +46,11 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     private(set) var timeline: VsyncTimeline<C.Instant>
     /// Links in registration order, each in a slot it keeps while it lives (``LinkTable``).
     private(set) var links = LinkTable()
+    /// The divisor each unpaused link ticks at, kept in step with `links` by
+    /// ``recountTicking(at:)`` after every change to a link's cadence or pause: what
+    /// ``nextEventfulVsync(of:)`` reads, in O(distinct divisors) instead of a pass over
+    /// the links (three times a vsync on the tick plane, and once at every change).
+    private var ticking = TickingDivisors()
     /// The unpaused links grouped by what they vote, kept in step with `links` by
     /// ``recountVote(at:)`` after every change to a link's vote: what the grid arbitration reads.
     private var tally = VoteTally()
@@ -129,7 +134,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 overrun: link.configuration.isAdaptive ? OverrunMonitor() : nil
             )
             restored.pacer = LinkPacer(cadence: cadence(of: restored, refresh: checkpoint.refreshRate), restoring: link.pacing)
-            recountVote(at: links.append(restored))
+            let slot = links.append(restored)
+            recountVote(at: slot)
+            recountTicking(at: slot)
         }
         var table = cadences.take()
         let decision = arbitrate(cadences: &table)
@@ -167,6 +174,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     var panelRate: Double { Swift.min(panel.currentRate, governor.currentRate) }
 
     func contains(_ link: LinkID) -> Bool { links.contains(link) }
+
+    /// Whether an unpaused link (one that ticks) is on the display.
+    var hasTickingLink: Bool { !ticking.counts.isEmpty }
 
     func link(_ id: LinkID) -> Link? { links.slot(of: id).map { links[$0] } }
 
@@ -258,7 +268,9 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             overrun: configuration.isAdaptive ? OverrunMonitor() : nil
         )
         link.pacer.setCadence(cadence(of: link, refresh: refreshRate))
-        recountVote(at: links.append(link))
+        let slot = links.append(link)
+        recountVote(at: slot)
+        recountTicking(at: slot)
         rearbitrate(at: now)
     }
 
@@ -289,6 +301,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         let cadence = cadence(of: links[position], refresh: refreshRate)
         links[position].pacer.setCadence(cadence)
         recountVote(at: position)
+        recountTicking(at: position)
         rearbitrate(at: now)
     }
 
@@ -313,6 +326,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         guard !removed.isEmpty else { return [] }
         for id in removed {
             tally.set(id, to: nil)
+            ticking.set(id, to: nil)
             pendingFrames[id] = nil
             residency.linkEnded(id)
             boostEnds[id] = nil
@@ -437,6 +451,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
             // Catching up ends boosts and velocity reports, never links: the slot still holds.
             catchUp(to: now)
             links[position].pacer.setCadence(cadence(of: links[position], refresh: refreshRate))
+            recountTicking(at: position)
             rearbitrate(at: now)
             return step
         }
@@ -457,6 +472,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         boostEnds[id] = boost.end
         links[position].pacer.setCadence(cadence(of: links[position], refresh: refreshRate))
         recountVote(at: position)
+        recountTicking(at: position)
         rearbitrate(at: now)
         return boost.end
     }
@@ -487,6 +503,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
                 guard let index = links.slot(of: id) else { continue }
                 links[index].boost = nil
                 links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
+                recountTicking(at: index)
                 votes.append((id, Self.voteKey(of: links[index])))
             }
             tally.set(votes)
@@ -544,6 +561,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// plus the links it loses: its lowest 16 that stay are found by skipping those.
     private func tallyBallot(leaving: [VoteTally.Key: Set<LinkID>], moreVotes: Int) -> Arbiter.Ballot {
         assert(tallyMatchesLinks(), "the vote tally is out of step with the links")
+        assert(tickingMatchesLinks(), "the ticking divisors are out of step with the links")
         var ballot = Arbiter.Ballot(arbiter, caps: caps, expectedVotes: tally.entries.count + moreVotes)
         // By index: each entry is read in place (a `for entry in` copy retains and releases its members).
         for index in tally.entries.indices {
@@ -576,6 +594,20 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
     /// range, pause, entitlement, boost or adaptive ceiling).
     private mutating func recountVote(at position: Int) {
         tally.set(links[position].id, to: Self.voteKey(of: links[position]))
+    }
+
+    /// Counts the link at `position` in ``ticking`` again, after a change to its cadence or pause.
+    private mutating func recountTicking(at position: Int) {
+        let link = links[position]
+        ticking.set(link.id, to: link.configuration.isPaused ? nil : link.pacer.cadence.divisor)
+    }
+
+    /// Whether ``ticking`` counts exactly the unpaused links' divisors: checked with the
+    /// tally in debug builds (the tests).
+    private func tickingMatchesLinks() -> Bool {
+        var expected = TickingDivisors()
+        for link in links { expected.set(link.id, to: link.configuration.isPaused ? nil : link.pacer.cadence.divisor) }
+        return expected == ticking
     }
 
     /// Whether the tally counts exactly the links' votes: checked before every
@@ -658,6 +690,7 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         for slot in links.order {
             let index = Int(slot)
             links[index].pacer.setCadence(Self.cadence(of: links[index], refresh: refresh, arbiter: arbiter, caps: caps))
+            recountTicking(at: index)
         }
     }
 
@@ -701,14 +734,8 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if let end = firstEnd(of: display.pointee.velocityExpiries) {
             earliest = earlier(earliest, timeline.firstVsyncIndex(atOrAfter: end, since: origin))
         }
-        display.pointee.links.withUnsafeSlots { links, order in
-            for slot in order where !links[Int(slot)].configuration.isPaused {
-                let divisor = UInt64(links[Int(slot)].pacer.cadence.divisor)
-                let due = (next.index + divisor - 1) / divisor * divisor
-                earliest = earlier(earliest, due)
-                if due == next.index { break }
-            }
-        }
+        assert(display.pointee.tickingMatchesLinks(), "the ticking divisors are out of step with the links")
+        if let due = display.pointee.ticking.firstTick(atOrAfter: next.index) { earliest = earlier(earliest, due) }
         return earliest.map { timeline.vsync(index: $0).instant }
     }
 

@@ -109,13 +109,6 @@ struct LinkTable: Sendable {
             try slots.withUnsafeMutableBufferPointer { try body($0, order) }
         }
     }
-
-    /// Calls `body` with the slots and ``order``, to read many links without copying them.
-    func withUnsafeSlots<R>(_ body: (UnsafeBufferPointer<Link>, UnsafeBufferPointer<Int32>) throws -> R) rethrows -> R {
-        try order.withUnsafeBufferPointer { order in
-            try slots.withUnsafeBufferPointer { try body($0, order) }
-        }
-    }
 }
 
 extension LinkTable: Sequence {
