@@ -734,7 +734,6 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
         if let end = firstEnd(of: display.pointee.velocityExpiries) {
             earliest = earlier(earliest, timeline.firstVsyncIndex(atOrAfter: end, since: origin))
         }
-        assert(display.pointee.tickingMatchesLinks(), "the ticking divisors are out of step with the links")
         if let due = display.pointee.ticking.firstTick(atOrAfter: next.index) { earliest = earlier(earliest, due) }
         return earliest.map { timeline.vsync(index: $0).instant }
     }

@@ -5,7 +5,7 @@
 /// link plus one pass over ``order``, whose entries are 4-byte slot numbers. The plain
 /// array this replaces shifted every later link (about 450 bytes each, with a retain
 /// and release of their arrays) and re-hashed their positions at each removal: when
-/// 4,000 one-link connections closed at once, the control loop was busy for 1.6 s and
+/// 4,000 one-link connections closed at once, the control loop was busy for 1.7 s and
 /// every other client's calls waited; 0.13 s with the table (`docs/performance.md`).
 ///
 /// Iterating the table (it is a `Sequence`) yields the live links in registration order.

@@ -1,8 +1,11 @@
 /// The cadence divisor (vsyncs from one tick to the next) of every link of a display that
-/// ticks, and how many links tick at each: all a display needs to know when a link next
-/// ticks. A link with divisor `d` ticks at the vsync indices that are multiples of `d`
-/// (``LinkPacer``), so the links sharing a divisor share their next tick, and the
-/// earliest one is found among the distinct divisors (a handful) instead of the links.
+/// ticks, and how many links tick at each: all a display needs to know when a link can
+/// next tick. A link with divisor `d` is due only at the vsync indices that are multiples
+/// of `d` (``LinkPacer``), so the earliest such index is found among the distinct divisors
+/// (one per distinct cadence, usually a handful) instead of the links. A pacer may still
+/// let a due vsync pass (one less than half a period after its previous tick's target,
+/// after its cadence shortened): the answer is then a vsync at which nothing happens, a
+/// wake-up too many and never a tick missed, as with the walk over the links it replaces.
 struct TickingDivisors: Sendable, Equatable {
     /// Each ticking link's divisor.
     private var divisorOfLink: [LinkID: Int] = [:]
@@ -30,8 +33,12 @@ struct TickingDivisors: Sendable, Equatable {
         for divisor in counts.keys {
             // A divisor is at least 1 (``CallbackCadence`` clamps it): the conversion is exact.
             let step = UInt64(divisor)
-            let due = (next + step - 1) / step * step
-            if due == next { return next }
+            let remainder = next % step
+            if remainder == 0 { return next }
+            // A multiple past UInt64's range is never due (only a handover snapshot could
+            // bring the grid's index that far).
+            let (due, overflow) = next.addingReportingOverflow(step - remainder)
+            if overflow { continue }
             earliest = Swift.min(earliest ?? due, due)
         }
         return earliest

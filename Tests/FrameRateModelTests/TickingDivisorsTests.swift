@@ -24,6 +24,19 @@ import Testing
         #expect(ticking.firstTick(atOrAfter: 7) == nil)
     }
 
+    @Test("a multiple past UInt64's range is never due, and does not trap")
+    func nearTheEndOfTheIndices() {
+        var ticking = TickingDivisors()
+        ticking.set(LinkID(rawValue: 1), to: 2)
+        // 2^64 - 1 is odd: the next multiple of 2 is past the range.
+        #expect(ticking.firstTick(atOrAfter: UInt64.max) == nil)
+        #expect(ticking.firstTick(atOrAfter: UInt64.max - 1) == UInt64.max - 1)
+        // 2^64 - 1 is a multiple of 3.
+        ticking.set(LinkID(rawValue: 2), to: 3)
+        #expect(ticking.firstTick(atOrAfter: UInt64.max) == UInt64.max)
+        #expect(ticking.firstTick(atOrAfter: UInt64.max - 2) == UInt64.max - 1)
+    }
+
     @Test("the first tick is the earliest multiple of a counted divisor at or after the vsync")
     func firstTickMatchesEveryLink() {
         var generator = SeededGenerator(seed: 7)
