@@ -128,6 +128,9 @@ import Testing
         ("\"link\":7", "\"link\":"),  // missing value
         ("\"link\":7", "\"link\":7.5"),  // not an integer
         ("\"link\":7", "\"link\":1234567890123456789"),  // beyond 18 digits
+        ("\"link\":7", "\"link\":7/"),  // the byte below "0" after a digit
+        ("\"link\":7", "\"link\":7:"),  // the byte above "9" after a digit
+        ("\"sequence\":42", "\"sequence\":4\u{E9}2"),  // a non-ASCII byte within the digits
         ("\"sequence\":42", "\"sequence\":\"42\""),  // a string
         ("\"sequence\":42", "\"seq\":42"),  // renamed
         ("1234.500000001", "1234.5000000012"),  // ten decimals

