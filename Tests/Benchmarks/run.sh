@@ -7,7 +7,8 @@
 # (framebench first in even rounds), all with the same N, window and reader-process
 # count; it repeats that REPEAT times and
 # prints the medians as a markdown table, with the generator's CPU per received tick beside
-# the floor's C readers' (the generator must not be what is measured). Then links-per-connection rows and the
+# the floor's C readers' (the generator must not be what is measured), and the floor once more with its
+# server's sockets watched for input (listening_floor.c), to show what a listening server costs its reader. Then links-per-connection rows and the
 # control-plane benchmarks, the tick plane alone (framebench tick-cost, natively and under callgrind), and the
 # virtual clock's 10-minute scenario (virtual_clock.py) and a mass disconnect (mass_disconnect.py). Raw outputs go to .build/bench/<time>/.
 #
@@ -16,6 +17,7 @@
 #   BASELINE= (a framerated binary, e.g. a release build of an older commit: measured too, same runs)
 #   BASELINE_NS="100 1000" (the Ns the baseline runs at)
 #   LOAD_ONLY= (1: only the N rows, without the links-per-connection and control-plane runs)
+#   LISTENING_NS="1000 2000" (the Ns at which the floor also runs with its server listening; empty: none)
 # Usage: make bench    or    Tests/Benchmarks/run.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -24,6 +26,7 @@ NS=${NS:-"100 1000 2000 4000"}
 DURATION=${DURATION:-5}
 REPEAT=${REPEAT:-3}
 PROCESSES=${PROCESSES:-2}
+LISTENING_NS=${LISTENING_NS-"1000 2000"}
 BENCH_DIR=${BENCH_DIR:-"$root/../shared/bench"}
 out="$root/.build/bench/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
@@ -51,6 +54,26 @@ run_floor() {
   echo "run $r N=$n: floor" >&2
   "$BENCH_DIR/limit-fanout.sh" "$n" "$DURATION" -P "$PROCESSES" >"$out/floor-$n-$r.txt" 2>&1 || true
 }
+# The floor again, its server's sockets watched for input as a daemon's must be
+# (listening_floor.c, preloaded): what listening costs the floor's reader per tick, beside
+# the plain floor of the same round. At the Ns of LISTENING_NS (default: §2's 1,000 and 2,000).
+listening_floor=""
+if [[ -n $LISTENING_NS ]]; then
+  if ! grep -q 'sfd\[i\] = sv\[0\]' "$BENCH_DIR/fanout_floor.c" 2>/dev/null; then
+    echo "the floor no longer keeps sv[0] for its server: listening_floor.c would watch the wrong end; not run" \
+      | tee "$out/floor-listening.skipped" >&2
+  elif gcc -O2 -Wall -shared -fPIC -o "$out/listening_floor.so" "$root/Tests/Benchmarks/listening_floor.c" -ldl; then
+    listening_floor="$out/listening_floor.so"
+  else
+    echo "listening_floor.c did not compile; not run" | tee "$out/floor-listening.skipped" >&2
+  fi
+fi
+run_listening_floor() {
+  [[ -n $listening_floor && " $LISTENING_NS " == *" $n "* ]] || return 0
+  echo "run $r N=$n: floor, its server listening" >&2
+  LD_PRELOAD="$listening_floor" "$BENCH_DIR/limit-fanout.sh" "$n" "$DURATION" -P "$PROCESSES" \
+    >"$out/floor-listening-$n-$r.txt" 2>&1 || true
+}
 run_dbus() {
   ((n <= 1000)) || return 0
   echo "run $r N=$n: dbus" >&2
@@ -74,9 +97,9 @@ for ((r = 1; r <= REPEAT; r++)); do
   for n in $NS; do
     quiet
     if ((r % 2 == 1)); then
-      run_floor; run_dbus; run_framebench
+      run_floor; run_listening_floor; run_dbus; run_framebench
     else
-      run_framebench; run_floor; run_dbus
+      run_framebench; run_listening_floor; run_floor; run_dbus
     fi
   done
 done

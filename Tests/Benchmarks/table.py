@@ -166,6 +166,51 @@ if paired:
             print(f"| {n:,} | **median of {len(rounds)} (range)** | {spread([p['p99'] for p in rounds])} | {spread([p['cpu'] for p in rounds])} "
                   f"| {spread([p['tick'] for p in rounds])} | {spread([p['gen'] for p in rounds])} | |")
 
+# The floor's reader beside a server that listens (run.sh, listening_floor.c): the same floor
+# with its server's socket ends also watched for input, as a daemon's connections must be.
+# Paired by round with the plain floor and with framebench, like the table above.
+listening = []
+for n in ns:
+    rounds = []
+    for r in range(1, repeat + 1):
+        path = f"{out}/floor-listening-{n}-{r}.txt"
+        if not os.path.exists(path):
+            continue
+        heard = floor_reader_us_per_tick(path)
+        plain = floor_reader_us_per_tick(f"{out}/floor-{n}-{r}.txt")
+        f = load_json(f"{out}/framebench-{n}-{r}.json")
+        generator = generator_us_per_tick(f) if f else None
+        server = last_line_fields(path, "fanout")
+        rounds.append({
+            "heard": heard, "plain": plain, "generator": generator,
+            "server_cpu": server.get("server_cpu_pct") if server else None,
+            "lost": server.get("lost", server.get("drops")) if server else None,
+            "increase": heard / plain if heard and plain else None,
+            "gen": generator / heard if heard and generator is not None else None,
+        })
+    if rounds:
+        listening.append((n, rounds))
+skipped_listening = os.path.join(out, "floor-listening.skipped")
+if listening:
+    print()
+    print("The floor's reader beside a server that listens: the floor run once more in each round with its server's "
+          "socket ends also in an epoll set watched for input, as a daemon's connections must be (Tests/Benchmarks/"
+          "listening_floor.c, preloaded; nothing else changes). A reader's read then also wakes the server's end "
+          "(unix_write_space). Medians over the rounds; ratios paired by round with their range. §2 is judged against "
+          "the plain floor's reader, in the tables above.")
+    print()
+    print("| N | floor reader µs/tick, server not listening | floor reader µs/tick, server listening | listening vs not "
+          "| listening floor's server CPU (lost) | generator µs/tick | generator vs the listening floor's reader |")
+    print("|---|---|---|---|---|---|---|")
+    for n, rounds in listening:
+        print(f"| {n:,} | {fmt(med([x['plain'] for x in rounds]), 2)} | {fmt(med([x['heard'] for x in rounds]), 2)} "
+              f"| {spread([x['increase'] for x in rounds])} | {fmt(med([x['server_cpu'] for x in rounds]), 1)} % "
+              f"({fmt(med([x['lost'] for x in rounds]))}) | {fmt(med([x['generator'] for x in rounds]), 2)} "
+              f"| {spread([x['gen'] for x in rounds])} |")
+elif os.path.exists(skipped_listening):
+    print()
+    print(f"The floor with a listening server was not run: {open(skipped_listening).read().strip()}.")
+
 baseline = []
 for n in ns:
     fbs = [load_json(f"{out}/baseline-{n}-{r}.json") for r in range(1, repeat + 1)]
