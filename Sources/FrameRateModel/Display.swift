@@ -598,15 +598,19 @@ struct Display<C: Clock>: Sendable where C.Duration == Duration {
 
     /// Counts the link at `position` in ``ticking`` again, after a change to its cadence or pause.
     private mutating func recountTicking(at position: Int) {
-        let link = links[position]
-        ticking.set(link.id, to: link.configuration.isPaused ? nil : link.pacer.cadence.divisor)
+        ticking.set(links[position].id, to: Self.tickingDivisor(of: links[position]))
+    }
+
+    /// The cadence divisor link `link` ticks at, or `nil` when it does not tick (paused).
+    private static func tickingDivisor(of link: Link) -> Int? {
+        link.configuration.isPaused ? nil : link.pacer.cadence.divisor
     }
 
     /// Whether ``ticking`` counts exactly the unpaused links' divisors: checked with the
     /// tally in debug builds (the tests).
     private func tickingMatchesLinks() -> Bool {
         var expected = TickingDivisors()
-        for link in links { expected.set(link.id, to: link.configuration.isPaused ? nil : link.pacer.cadence.divisor) }
+        for link in links { expected.set(link.id, to: Self.tickingDivisor(of: link)) }
         return expected == ticking
     }
 
