@@ -7,7 +7,8 @@
  * and a watched socket has an entry in its wait queue. Each time a reader consumes a line,
  * the kernel frees the line's buffer against the sender's socket (sock_wfree) and, the
  * socket being writable again, walks that queue (unix_write_space -> ep_poll_callback),
- * on the reader's CPU. So a reader pays more per tick beside a server that listens.
+ * on the reader's CPU. Beside the floor's server, whose socket ends have no waiter, the
+ * reader pays for the call only; beside a server that listens, for the callbacks too.
  *
  * This library makes the floor's server listen, and changes nothing else: every socket
  * pair's first end (the floor keeps sv[0] for its server, sv[1] for the readers; run.sh
