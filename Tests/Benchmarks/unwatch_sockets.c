@@ -3,8 +3,8 @@
  *
  * Takes every socket out of a running process's largest epoll set (framerated's: NIO's
  * event loop, where each connection is watched for requests), from outside the process,
- * once that set holds at least MINIMUM entries and 0.3 s more have passed (so that the
- * last connection's Register has been read). From then on the daemon still writes ticks
+ * once that set holds at least MINIMUM entries (its eventfd and timerfd count too) and
+ * 0.3 s more have passed (so that the last connections are in and their Register read). From then on the daemon still writes ticks
  * to those connections but no longer reads them: what the daemon would be with a socket
  * for ticks that nothing watches. Its purpose is to measure what the watching costs the
  * clients that read the ticks (docs/performance-log.md, 2026-12-02). The connections'
@@ -14,9 +14,11 @@
  *   gcc -O2 -Wall -o /tmp/unwatch_sockets Tests/Benchmarks/unwatch_sockets.c
  *   B=$(swift build -c release --show-bin-path)
  *   $B/framebench load --spawn-daemon --links 2000 --duration 10 --processes 2 --probe-interval 0 --json > run.json &
- *   until p=$(pgrep -x framerated); do sleep 0.01; done; /tmp/unwatch_sockets "$p" 2000; wait
+ *   until p=$(pgrep -nx framerated); do sleep 0.01; done; /tmp/unwatch_sockets "$p" 2000; wait
  *
- * How: pidfd_getfd (Linux 5.6, root or ptrace rights) fetches the epoll set and each
+ * (as root, or with CAP_SYS_PTRACE over the daemon: pidfd_getfd needs ptrace rights)
+ *
+ * How: pidfd_getfd (Linux 5.6) fetches the epoll set and each
  * watched socket; a socket is moved to the descriptor number the daemon registered it
  * under, since epoll finds an entry by file and number, then removed with EPOLL_CTL_DEL.
  */
@@ -86,12 +88,16 @@ int main(int argc, char **argv) {
     int pid = atoi(argv[1]), minimum = atoi(argv[2]);
     /* The daemon's descriptor numbers must be usable here too. */
     struct rlimit limit;
-    getrlimit(RLIMIT_NOFILE, &limit);
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) { perror("getrlimit"); return 1; }
     limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) { perror("setrlimit"); return 1; }
+    if (limit.rlim_cur <= HIGH_FD + 1) {
+        fprintf(stderr, "RLIMIT_NOFILE's hard limit %llu leaves no room above %d\n", (unsigned long long)limit.rlim_cur, HIGH_FD);
+        return 1;
+    }
 
     int entries = 0, set = -1;
-    for (int tries = 0; tries < 30000 && entries < minimum; tries++) {  /* up to about a minute */
+    for (int tries = 0; tries < 30000 && entries < minimum; tries++) {  /* a minute or more */
         set = largest_epoll_set(pid, &entries);
         if (entries < minimum) usleep(2000);
     }
@@ -104,15 +110,20 @@ int main(int argc, char **argv) {
     if (pidfd < 0) { perror("pidfd_open"); return 1; }
     int epoll = (int)syscall(SYS_pidfd_getfd, pidfd, set, 0);
     if (epoll < 0) { perror("pidfd_getfd (the epoll set)"); return 1; }
-    /* Out of the way of the daemon's numbers, which the sockets take below. */
-    pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, HIGH_FD);
-    epoll = fcntl(epoll, F_DUPFD_CLOEXEC, HIGH_FD + 1);
-    if (pidfd < 0 || epoll < 0) { perror("fcntl F_DUPFD"); return 1; }
+    /* Moved out of the way of the daemon's numbers, which the sockets take below. */
+    int high_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, HIGH_FD);
+    int high_epoll = fcntl(epoll, F_DUPFD_CLOEXEC, HIGH_FD + 1);
+    if (high_pidfd < 0 || high_epoll < 0) { perror("fcntl F_DUPFD"); return 1; }
+    close(pidfd);
+    close(epoll);
+    pidfd = high_pidfd;
+    epoll = high_epoll;
 
-    int removed = 0;
+    int removed = 0, beyond = 0;
     for (int i = 0; i < count && i < MAX_ENTRIES; i++) {
         int target = targets[i];
-        if (target < 3 || target >= HIGH_FD || !links_to(pid, target, "socket:")) continue;
+        if (target < 3 || !links_to(pid, target, "socket:")) continue;
+        if (target >= HIGH_FD) { beyond++; continue; }
         int fd = (int)syscall(SYS_pidfd_getfd, pidfd, target, 0);
         if (fd < 0) { perror("pidfd_getfd (a socket)"); continue; }
         if (fd != target) {
@@ -124,5 +135,6 @@ int main(int argc, char **argv) {
         close(target);
     }
     fprintf(stderr, "epoll set %d of pid %d watched %d descriptors; %d sockets removed\n", set, pid, count, removed);
+    if (beyond > 0) fprintf(stderr, "%d sockets numbered %d or more were left watched\n", beyond, HIGH_FD);
     return removed > 0 ? 0 : 1;
 }
