@@ -53,6 +53,10 @@ public final class SocketWriter: Sendable {
         public var writabilityChanged: @Sendable (_ writable: Bool) -> Void
         /// Bytes are queued: call ``flush()`` once the descriptor is writable.
         public var needsFlush: @Sendable (_ descriptor: Int32) -> Void
+        /// The queue drained: stop watching the descriptor until the next ``needsFlush``.
+        /// (A watch left in place keeps a waiter on the socket, which every read of the
+        /// peer then wakes.)
+        public var drained: @Sendable (_ descriptor: Int32) -> Void
         /// The writer closed its descriptor: stop watching it.
         public var closing: @Sendable (_ descriptor: Int32) -> Void
         /// A send failed (`EPIPE`, `ECONNRESET`, …), once: nothing more can reach the peer,
@@ -65,11 +69,13 @@ public final class SocketWriter: Sendable {
         public init(
             writabilityChanged: @escaping @Sendable (Bool) -> Void = { _ in },
             needsFlush: @escaping @Sendable (Int32) -> Void = { _ in },
+            drained: @escaping @Sendable (Int32) -> Void = { _ in },
             closing: @escaping @Sendable (Int32) -> Void = { _ in },
             failed: @escaping @Sendable (Int32) -> Void = { _ in }
         ) {
             self.writabilityChanged = writabilityChanged
             self.needsFlush = needsFlush
+            self.drained = drained
             self.closing = closing
             self.failed = failed
         }
@@ -314,6 +320,7 @@ public final class SocketWriter: Sendable {
             drained()
         }
         if empty {
+            observer.drained(descriptor)
             reopenIfIdle(state)
             if !state.writable {
                 state.writable = true

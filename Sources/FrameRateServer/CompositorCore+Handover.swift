@@ -43,13 +43,20 @@ extension CompositorCore {
     /// Flushes every writer (the tick plane, which would on `EPOLLOUT`, has stopped) until all
     /// are empty or `deadline` passes, polling every 2 ms. Returns the drained sessions.
     private func drain(_ sessions: [Session], until deadline: MonotonicClock.Instant) -> EventLoopFuture<Set<ObjectIdentifier>> {
-        let pending = sessions.filter { !$0.writer.flush() && !$0.writer.isClosed }
-        let failed = Set(sessions.filter { $0.writer.isClosed || $0.descriptor == nil }.map { ObjectIdentifier($0) })
+        let pending = sessions.filter { session in
+            // Both writers of a connection with a tick socket flush, whatever the first says.
+            let repliesFlushed = session.writer.flush()
+            let ticksFlushed = session.tickWriter?.flush() ?? true
+            return !(repliesFlushed && ticksFlushed) && !session.writer.isClosed && session.tickWriter?.isClosed != true
+        }
+        let failed = Set(
+            sessions.filter { $0.writer.isClosed || $0.descriptor == nil || $0.tickWriter?.isClosed == true }.map { ObjectIdentifier($0) }
+        )
         let done = Set(sessions.map { ObjectIdentifier($0) }).subtracting(pending.map { ObjectIdentifier($0) }).subtracting(failed)
         if pending.isEmpty || now() >= deadline {
             for session in pending {
                 logger.warning(
-                    "handover: a client has not read its last \(session.writer.queuedBytes) bytes; closing it instead of handing it over",
+                    "handover: a client has not read its last \(session.writer.queuedBytes + (session.tickWriter?.queuedBytes ?? 0)) bytes; closing it instead of handing it over",
                     metadata: peerMetadata(session.peer).merging(["event": "handover-dropped"]) { $1 }
                 )
             }
@@ -65,7 +72,15 @@ extension CompositorCore {
         var descriptors: [Int32] = []
         for (session, input) in ready {
             guard let descriptor = session.descriptor, let inode = SystemCall.inode(of: descriptor) else { continue }
-            records.append(HandoverSession(owner: session.owner, inode: inode, watches: session.watches.sorted(), pendingInput: input))
+            var tickInode: UInt64?
+            if let tickDescriptor = session.tickDescriptor {
+                guard let inode = SystemCall.inode(of: tickDescriptor) else { continue }
+                tickInode = inode
+                descriptors.append(tickDescriptor)
+            }
+            records.append(
+                HandoverSession(owner: session.owner, inode: inode, watches: session.watches.sorted(), pendingInput: input, tickInode: tickInode)
+            )
             descriptors.append(descriptor)
         }
         let (checkpoint, start) = shared.read { ($0.compositor.checkpoint, $0.compositor.start) }
@@ -83,6 +98,7 @@ extension CompositorCore {
         var closed: [EventLoopFuture<Void>] = []
         for session in sessions.values {
             session.writer.close()
+            session.tickWriter?.close()
             let promise = eventLoop.makePromise(of: Void.self)
             session.context.close(promise: promise)
             closed.append(promise.futureResult.recover { _ in })
@@ -148,6 +164,7 @@ extension CompositorCore {
     /// its watches; `peer` is read again from the socket.
     func adopt(_ record: HandoverSession, peer: PeerCredentials, context: ChannelHandlerContext, destination: SocketWriter.Destination) -> Session {
         let session = makeSession(owner: record.owner, peer: peer, context: context, destination: destination, adopted: true)
+        if let tickDescriptor = record.tickDescriptor { installTickSocket(tickDescriptor, on: session) }
         usage.add(peer.uid, links: shared.read { $0.compositor.linkCount(of: record.owner) })
         for watch in record.watches where watchers[watch] == nil {
             session.watches.insert(watch)

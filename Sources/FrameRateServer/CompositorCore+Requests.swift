@@ -25,7 +25,16 @@ extension CompositorCore {
         line.execution.run(
             encodingHandler: { method, params in
                 let result: Result<JSONRPCInbound.MethodResult, RPCError>
-                if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == V1Method.trace.rawValue
+                session.handledRequests += 1
+                if session.becameTickSocket {
+                    // The rest of the batch whose Attach made it a tick socket.
+                    result = .failure(
+                        .status(
+                            .failedPrecondition,
+                            "this connection became a tick socket: the daemon reads nothing more from it; send requests on the other connection"
+                        )
+                    )
+                } else if method == V1Method.getState.rawValue || method == V1Method.watch.rawValue || method == V1Method.trace.rawValue
                     || method == OpenRPCDocument.discoverMethod
                 {
                     documents += 1
@@ -99,6 +108,8 @@ extension CompositorCore {
             case .trace: return .success(try startTrace(params, session: session))
             case .stopTrace: return .success(try stopTrace(params, session: session))
             case .advance: return .success(try advance(params))
+            case .openTickSocket: return .success(try openTickSocket(params, session: session))
+            case .attachTickSocket: return .success(try attachTickSocket(params, session: session))
             case .tick, .closed, .event, .presented, .traceRecords:
                 throw RPCError(
                     code: RPCError.methodNotFoundCode,
@@ -112,6 +123,9 @@ extension CompositorCore {
     }
 
     private func register(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
+        // Before anything can fail: from here on, the fan-out may claim the socket that
+        // carries this connection's ticks, so it can no longer move to a tick socket.
+        session.hasRegisteredLinks = true
         let request = try RegisterRequest(params: params)
         let limit = configuration.limits.linksPerConnection
         guard shared.read({ $0.compositor.linkCount(of: session.owner) }) < limit else {

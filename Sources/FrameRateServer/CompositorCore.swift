@@ -34,6 +34,9 @@ package final class CompositorCore {
     /// What each user holds, for the per-user limits.
     var usage = UserUsage()
     var watchers: [UInt64: Session] = [:]
+    /// Tokens from `TickSocket/Open` not yet attached, by token: at most one per connection
+    /// (``Session/tickSocketToken``), gone when it attaches or its connection closes.
+    var tickSocketTokens: [String: OwnerID] = [:]
     var lifecycle = Lifecycle.running
     /// The admin group's id, resolved at start and on reload.
     package var adminGroupID: UInt32?
@@ -196,11 +199,14 @@ package final class CompositorCore {
         let writer = SocketWriter(
             destination: destination, highWater: configuration.limits.outboundHighWater,
             gate: shared.gates.gate(slot: owner.tickGate.slot, tag: owner.tickGate.tag),
-            observer: writerObserver(of: owner)
+            observer: writerObserver(of: owner, pausesReads: true)
         )
         let session = Session(
             owner: owner, peer: peer, context: context, writer: writer, destination: destination, isPrivileged: isPrivileged(peer)
         )
+        // A handed-over connection may hold links (and the fan-out may have claimed its
+        // socket): too late for a tick socket, unless it came with one.
+        session.hasRegisteredLinks = adopted
         if adopted { sessions.adopt(session, for: owner) } else { sessions[owner] = session }
         usage.add(peer.uid, connections: 1)
         shared.update { $0.addWriter(writer, for: owner) }
@@ -236,17 +242,19 @@ package final class CompositorCore {
     }
 
     /// How a connection's writer reports to the tick plane (flush when writable, the
-    /// unwritable set) and to the control loop (pause or resume reading requests).
-    private func writerObserver(of owner: OwnerID) -> SocketWriter.Observer {
+    /// unwritable set) and, with `pausesReads`, to the control loop (pause or resume
+    /// reading requests: the writer of the replies; a tick socket's does not).
+    func writerObserver(of owner: OwnerID, pausesReads: Bool) -> SocketWriter.Observer {
         let shared = self.shared
         let now = self.now
         let loop = NIOLoopBound(self, eventLoop: eventLoop)
         return SocketWriter.Observer(
             writabilityChanged: { writable in
                 shared.change(shown: false) { $0.driver.writabilityChanged(of: owner, writable: writable, at: now()) }
-                loop.eventLoop.execute { loop.value.writabilityChanged(owner: owner, writable: writable) }
+                if pausesReads { loop.eventLoop.execute { loop.value.writabilityChanged(owner: owner, writable: writable) } }
             },
             needsFlush: { descriptor in shared.waiter.watchWritable(descriptor, token: owner.rawValue) },
+            drained: { descriptor in shared.waiter.unwatch(descriptor) },
             closing: { descriptor in shared.waiter.unwatch(descriptor) },
             failed: { errno in loop.eventLoop.execute { loop.value.sendFailed(owner: owner, errno: errno) } }
         )
@@ -273,9 +281,11 @@ package final class CompositorCore {
         if lifecycle == .handingOver {
             // The links and watches go on in the next daemon: only this process's copy closes.
             session.writer.close()
+            session.tickWriter?.close()
             return
         }
         guard sessions.removeValue(forKey: session.owner) != nil else { return }
+        if let token = session.tickSocketToken { tickSocketTokens[token] = nil }
         if !session.isPrivileged { resume(unreadReplies.closed(session.owner, uid: session.peer.uid)) }
         for watch in session.watches { watchers[watch] = nil }
         endTraces(of: session.owner)
@@ -290,6 +300,7 @@ package final class CompositorCore {
         }
         withExtendedLifetime(letGo) {}  // dropped here, outside the model lock
         session.writer.close()
+        session.tickWriter?.close()
         usage.add(session.peer.uid, links: -removed.count)
         if !removed.isEmpty { retire(session) }
         for (link, _) in removed { logRelease(link, session: session, reason: "connection closed") }

@@ -51,6 +51,8 @@ package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
     private let settings: Settings
     /// Connections above their high-water mark, with when they became so.
     private var unwritableSince: [OwnerID: C.Instant] = [:]
+    /// How many of each unwritable connection's writers are above their mark (1 or 2).
+    private var unwritableWriters: [OwnerID: Int] = [:]
     /// When the watchdog is next due.
     private var nextWatchdogPing: C.Instant?
     private var stopped = false
@@ -88,6 +90,7 @@ package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
         for owner in timedOut {
             wake.actions.append(.disconnect(owner))
             unwritableSince[owner] = nil
+            unwritableWriters[owner] = nil
         }
         if let ping = nextWatchdogPing, ping <= now, let interval = settings.watchdogInterval {
             wake.actions.append(.pingWatchdog)
@@ -110,18 +113,24 @@ package struct FanOutDriver<C: Clock>: Sendable where C.Duration == Duration {
         return earliest
     }
 
-    /// A connection's outbound queue crossed its high-water mark (`writable == false`) or drained.
+    /// One of a connection's writers crossed its high-water mark (`writable == false`) or
+    /// drained. A connection with a tick socket has two writers, each reporting its own
+    /// crossings in turn: it is unwritable while either is, since the first crossed.
     mutating func writabilityChanged(of owner: OwnerID, writable: Bool, at now: C.Instant) {
-        if writable {
+        let unwritable = (unwritableWriters[owner] ?? 0) + (writable ? -1 : 1)
+        if unwritable <= 0 {
+            unwritableWriters[owner] = nil
             unwritableSince[owner] = nil
-        } else if unwritableSince[owner] == nil {
-            unwritableSince[owner] = now
+        } else {
+            unwritableWriters[owner] = unwritable
+            if unwritableSince[owner] == nil { unwritableSince[owner] = now }
         }
     }
 
     /// The connection closed: forget it.
     mutating func closed(_ owner: OwnerID) {
         unwritableSince[owner] = nil
+        unwritableWriters[owner] = nil
     }
 
     /// Shutdown: from now on nothing is delivered and nothing wakes.

@@ -26,9 +26,12 @@ extension FrameRateServer {
             try store(HandoverDescriptors(connections: package.descriptors, snapshot: memory, listener: listener))
             try await eventLoop.flatSubmit { bound.value.finishHandover() }.get()
             let links = package.snapshot.compositor.displays.reduce(0) { $0 + $1.links.count }
+            let connections = package.snapshot.sessions.count
+            let tickSockets = package.snapshot.sessions.filter { $0.tickInode != nil }.count
+            let tickNote = tickSockets > 0 ? " (\(tickSockets) with a tick socket)" : ""
             logger.notice(
-                "handed \(package.descriptors.count) connections and \(links) links over to the next daemon",
-                metadata: ["event": "handover-stored", "connections": "\(package.descriptors.count)", "links": "\(links)"]
+                "handed \(connections) connections\(tickNote) and \(links) links over to the next daemon",
+                metadata: ["event": "handover-stored", "connections": "\(connections)", "links": "\(links)", "tick_sockets": "\(tickSockets)"]
             )
             return true
         } catch {
@@ -110,7 +113,14 @@ extension FrameRateServer {
         let slots = UInt64(max(1, configuration.limits.connections)) * 4
         for record in snapshot.sessions {
             let slot = record.owner.rawValue & 0xFFFF_FFFF
-            guard (1...slots).contains(slot), !owners.contains(record.owner), let descriptor = byInode.removeValue(forKey: record.inode) else { continue }
+            guard (1...slots).contains(slot), !owners.contains(record.owner), byInode[record.inode] != nil else { continue }
+            var record = record
+            if let tickInode = record.tickInode {
+                // Without its tick socket the connection is not taken over (closed below).
+                guard tickInode != record.inode, let tickDescriptor = byInode.removeValue(forKey: tickInode) else { continue }
+                record.tickDescriptor = tickDescriptor
+            }
+            guard let descriptor = byInode.removeValue(forKey: record.inode) else { continue }
             owners.insert(record.owner)
             adopted.append((record, descriptor))
         }

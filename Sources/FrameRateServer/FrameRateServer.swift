@@ -99,10 +99,11 @@ public final class FrameRateServer: Service, Sendable {
             if case .virtual(let epoch, _) = configuration.clock { VirtualClock(epoch: epoch) } else { nil }
         let now: @Sendable () -> MonotonicClock.Instant
         if let virtualClock { now = { virtualClock.now } } else { now = { MonotonicClock.now } }
-        // Every connection costs two descriptors (NIO's and the writer's): take all the
-        // kernel allows, and say so when even that is short of --max-connections.
+        // Every connection costs two descriptors (NIO's and the writer's), three with a tick
+        // socket (TickSocket/Attach): take all the kernel allows, and say so when even that
+        // is short of --max-connections.
         let descriptors = SystemCall.raiseDescriptorLimit()
-        let needed = UInt64(max(0, configuration.limits.connections)) * 2 + 64
+        let needed = UInt64(max(0, configuration.limits.connections)) * 3 + 64
         if descriptors < needed {
             logger.warning(
                 "the descriptor limit is \(descriptors) (RLIMIT_NOFILE, raised to its hard limit); \(configuration.limits.connections) connections need about \(needed): connections beyond it are refused with RESOURCE_EXHAUSTED",
@@ -174,6 +175,7 @@ public final class FrameRateServer: Service, Sendable {
             guard let nioDescriptor = try? SystemCall.duplicate(descriptor) else {
                 logger.error("cannot serve a connection: no descriptor for a duplicate")
                 SystemCall.close(descriptor)
+                adopting?.tickDescriptor.map(SystemCall.close)
                 return eventLoop.makeSucceededVoidFuture()
             }
             return ClientBootstrap(group: eventLoop)

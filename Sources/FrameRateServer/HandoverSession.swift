@@ -13,4 +13,11 @@ package struct HandoverSession: Hashable, Sendable {
     /// Bytes read and not handled yet (whole lines queued, then a partial line), handled
     /// first by the new daemon as if just read. At most a line limit and one read's lines.
     var pendingInput: [UInt8]
+    /// Its tick socket's inode (`TickSocket/Attach`), if it has one: that socket is stored
+    /// beside the connection's and comes back as its tick socket, or the connection is not
+    /// taken over (its client would wait on a tick socket nothing writes to).
+    var tickInode: UInt64? = nil
+    /// The new daemon's descriptor for the tick socket, found by ``tickInode`` among those
+    /// the store passed back (not part of the snapshot).
+    var tickDescriptor: Int32? = nil
 }

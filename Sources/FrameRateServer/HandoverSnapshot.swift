@@ -58,12 +58,14 @@ struct HandoverSnapshot: Hashable, Sendable {
             "displays": .array(compositor.displays.map(Self.encode)),
             "sessions": .array(
                 sessions.map { session in
-                    [
+                    var object: JSONObject = [
                         "owner": .number(JSONNumber(session.owner.rawValue)),
                         "inode": .number(JSONNumber(session.inode)),
                         "watches": .array(session.watches.map { .number(JSONNumber($0)) }),
                         "pendingInput": .string(Hex.encode(session.pendingInput)),
                     ]
+                    if let tickInode = session.tickInode { object["tickInode"] = .number(JSONNumber(tickInode)) }
+                    return .object(object)
                 }
             ),
         ]
@@ -142,7 +144,8 @@ struct HandoverSnapshot: Hashable, Sendable {
                 owner: OwnerID(rawValue: try fields.uint64("owner")),
                 inode: try fields.uint64("inode"),
                 watches: try fields.array("watches").map { (watch) throws(HandoverSnapshotError) in try watch.asUInt64() },
-                pendingInput: try Hex.decode(try fields.string("pendingInput")).orThrow(.malformed(field: fields.path("pendingInput")))
+                pendingInput: try Hex.decode(try fields.string("pendingInput")).orThrow(.malformed(field: fields.path("pendingInput"))),
+                tickInode: try fields.optionalUInt64("tickInode")
             )
         }
     }

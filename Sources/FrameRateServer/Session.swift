@@ -21,6 +21,22 @@ final class Session {
     let isPrivileged: Bool
     /// Watches this connection holds.
     var watches: Set<UInt64> = []
+    /// The writer of its tick socket (`TickSocket/Attach`): the one the tick plane writes
+    /// this connection's Tick and Presented lines to, through the connection's word in
+    /// ``SharedModel/gates``. Nothing reads from that socket: no epoll set watches it, so a
+    /// client's read of a tick never has to wake a waiter on the daemon's end. `nil`: ticks
+    /// go through ``writer`` with the replies.
+    var tickWriter: SocketWriter?
+    /// The token its `TickSocket/Open` returned, while no connection has attached with it.
+    var tickSocketToken: String?
+    /// Whether it ever registered a link: a tick socket attaches only before the first
+    /// (no tick line of it was ever claimed by the fan-out through ``writer``).
+    var hasRegisteredLinks = false
+    /// It attached as another connection's tick socket: its reply is its last line, then
+    /// the connection closes (the socket lives on in the other's ``tickWriter``).
+    var becameTickSocket = false
+    /// Requests and notifications it sent so far (each message of a batch counts).
+    var handledRequests = 0
     /// Whether the writer's queue is below its high-water mark now (read under the writer's
     /// lock). Not a copy kept by the loop: the writer reports crossing the mark through a hop
     /// to the loop, which arrives only after the current turn, and everything written in
@@ -41,6 +57,8 @@ final class Session {
     }
     /// Where the writer writes.
     let destination: SocketWriter.Destination
+    /// The tick socket's descriptor, owned by ``tickWriter``: what a handover stores beside ``descriptor``.
+    var tickDescriptor: Int32?
 
     init(
         owner: OwnerID, peer: PeerCredentials, context: ChannelHandlerContext, writer: SocketWriter, destination: SocketWriter.Destination,

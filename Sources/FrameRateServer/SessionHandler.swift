@@ -203,6 +203,15 @@ final class SessionHandler: ChannelDuplexHandler {
             // line ran in one piece: its work is bounded by the batch limit, and its reply
             // is queued like any other. At least one of its messages runs per turn.
             guard continueLineInProgress(of: session, pausingWhen: turnOver) else { break }
+            if session.becameTickSocket {
+                // Its Attach reply was its last line: the daemon reads nothing more from it.
+                // Closing NIO's channel takes the socket out of NIO's epoll set; the other
+                // connection's tick writer keeps it open.
+                closing = true
+                queue.removeAll()
+                closeWhenDrained(context: context, session: session)
+                return
+            }
         }
         if lineInProgress != nil || !queue.isEmpty {
             // Over budget: let the loop serve others first. Unwritable: wait for the resume.

@@ -18,6 +18,10 @@ package struct DaemonState: Sendable {
     /// Each connection's writer, by owner. The tick plane holds these unretained while it
     /// sends a batch, so a writer leaves only through ``removeWriter(of:)``.
     package private(set) var writers = OwnerTable<SocketWriter>()
+    /// The reply writers of connections with a tick socket, by owner: for them ``writers``
+    /// holds the tick socket's writer, and these are flushed beside it (both report
+    /// writability under the owner's token).
+    package private(set) var replyWriters: [OwnerID: SocketWriter] = [:]
     /// Writers removed from ``writers`` that a batch not yet sent may name.
     private var retiredWriters = RetiredWriters()
     /// How far the fan-out threads have sent the batches built so far.
@@ -43,12 +47,20 @@ package struct DaemonState: Sendable {
         writers[owner] = writer
     }
 
+    /// The connection's ticks go to `tickWriter` from now on (its tick socket); its own
+    /// writer keeps the replies. Only before the fan-out ever had a tick for it.
+    package mutating func moveTicks(of owner: OwnerID, to tickWriter: SocketWriter) {
+        if let own = writers[owner] { replyWriters[owner] = own }
+        writers[owner] = tickWriter
+    }
+
     /// Takes the writer of a closed connection out of ``writers``, keeping it alive until
     /// the batches built so far, which may name it, have been sent: at once when none is
     /// in flight (the caller still holds the writer, so nothing is freed under the lock).
     /// - Returns: the writers let go (this one and earlier ones), for the caller to drop.
     @discardableResult
     package mutating func removeWriter(of owner: OwnerID) -> [SocketWriter] {
+        replyWriters[owner] = nil
         guard let writer = writers.removeValue(forKey: owner) else { return [] }
         retiredWriters.retire(writer, lastBatch: batchesBuilt)
         return retiredWriters.release(sentThrough: progress.sentThrough)
@@ -120,8 +132,10 @@ package final class SharedModel: Sendable {
     package func flushWritable(_ readiness: EventWaiter.Readiness) -> Bool {
         for token in readiness.writable {
             // Flushed outside the model lock: a flush is a `send`, under the writer's own lock.
-            let writer = read { $0.writers[OwnerID(rawValue: token)] }
+            let owner = OwnerID(rawValue: token)
+            let (writer, replyWriter) = read { ($0.writers[owner], $0.replyWriters.isEmpty ? nil : $0.replyWriters[owner]) }
             writer?.flush()
+            replyWriter?.flush()
         }
         return !readiness.writable.isEmpty
     }

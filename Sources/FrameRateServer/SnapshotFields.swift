@@ -27,6 +27,13 @@ struct SnapshotFields {
         try SnapshotFields(try field(name), path: path(name)).asUInt64()
     }
 
+    /// A non-negative integer, or `nil` when the field is absent or `null` (a field newer
+    /// than the format: a snapshot without it still reads).
+    func optionalUInt64(_ name: String) throws(HandoverSnapshotError) -> UInt64? {
+        guard let member = value[name], !member.isNull else { return nil }
+        return try SnapshotFields(member, path: path(name)).asUInt64()
+    }
+
     /// This value as a non-negative integer (exact text, up to `UInt64.max`).
     func asUInt64() throws(HandoverSnapshotError) -> UInt64 {
         guard let text = value.numberValue?.text, let number = UInt64(text) else { throw .malformed(field: prefix) }

@@ -83,6 +83,8 @@ struct Load: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds between control probes (Health/Check, Register + Invalidate) in the window; 0: none.", valueName: "seconds"))
     var probeInterval = 0.1
     @Option(help: ArgumentHelp("Seconds to wait after the window for late ticks.", valueName: "seconds")) var grace = 0.5
+    @Flag(inversion: .prefixedNo, help: "Receive each connection's ticks on a tick socket (TickSocket/Attach), which the daemon never reads.")
+    var tickSocket = true
     @Flag(help: "Print JSON instead of the table.") var json = false
 
     func validate() throws {
@@ -105,7 +107,7 @@ struct Load: ParsableCommand {
         let plan = LoadPlan(
             links: links, connections: connections, processes: processes, duration: duration, warmup: warmup,
             range: try FrameRateRange(minimum: minimum, maximum: maximum, preferred: preferred), highFrameRate: highFrameRate,
-            probeInterval: probeInterval, grace: grace
+            probeInterval: probeInterval, grace: grace, tickSocket: tickSocket
         )
         let target = try daemon.open(connections: connections, linksPerConnection: (links + connections - 1) / connections)
         defer { target.stop() }
@@ -162,7 +164,8 @@ struct RegisterLatency: ParsableCommand {
         System.raiseOpenFileLimit()
         let plan = LoadPlan(
             links: links, connections: max(links, 1), processes: processes, duration: duration, warmup: 1,
-            range: try FrameRateRange(minimum: 120, maximum: 120, preferred: 120), highFrameRate: true, probeInterval: interval, grace: 0.5
+            range: try FrameRateRange(minimum: 120, maximum: 120, preferred: 120), highFrameRate: true, probeInterval: interval, grace: 0.5,
+            tickSocket: true
         )
         let target = try daemon.open(connections: plan.connections, linksPerConnection: 1)
         defer { target.stop() }
@@ -199,7 +202,8 @@ struct Idle: ParsableCommand {
         let before = ProcessSample.read(pid: target.pid)
         let plan = LoadPlan(
             links: 0, connections: connections, processes: processes, duration: 1, warmup: 1,
-            range: try FrameRateRange(minimum: 120, maximum: 120, preferred: 120), highFrameRate: true, probeInterval: 0, grace: 0
+            range: try FrameRateRange(minimum: 120, maximum: 120, preferred: 120), highFrameRate: true, probeInterval: 0, grace: 0,
+            tickSocket: false  // no links: what is measured is an idle connection
         )
         let report = try LoadRun.run(plan, daemon: target)
         let rss = report.daemonRSS

@@ -23,6 +23,9 @@ struct LoadPlan: Sendable {
     var probeInterval: Double
     /// Seconds workers wait after the window for late ticks.
     var grace: Double
+    /// Whether each connection receives its ticks on a tick socket (`TickSocket/Attach`),
+    /// as a client that wants the cheapest receive path does.
+    var tickSocket: Bool
 }
 
 /// Percentiles of a histogram of nanoseconds, in microseconds.
@@ -135,7 +138,7 @@ struct LoadReport {
         [
             "links": JSONValue(UInt64(links)), "connections": JSONValue(UInt64(plan.connections)),
             "processes": JSONValue(UInt64(plan.processes)), "duration": JSONValue(plan.duration),
-            "latency_us": latency.jsonValue,
+            "tick_socket": .bool(plan.tickSocket), "latency_us": latency.jsonValue,
             "ticks": [
                 "expected": JSONValue(expected), "received": JSONValue(received), "skipped": JSONValue(skipped),
                 "dropped": .number(JSONNumber(dropped)), "sequence_errors": JSONValue(sequenceErrors),
@@ -173,7 +176,8 @@ struct LoadReport {
         var lines = [
             "framebench: \(links) links on \(plan.connections) connections in \(plan.processes) processes, "
                 + "range \(FrameRateMath.format(r.minimum))/\(FrameRateMath.format(r.maximum))/\(FrameRateMath.format(r.preferred)) Hz"
-                + (plan.highFrameRate ? " (entitled)" : "") + ", window \(f(window, 1)) s",
+                + (plan.highFrameRate ? " (entitled)" : "") + ", window \(f(window, 1)) s"
+                + (plan.tickSocket ? ", ticks on tick sockets" : ""),
             "  latency us     p50 \(f(latency.p50))  p99 \(f(latency.p99))  p99.9 \(f(latency.p999))  max \(f(latency.max))",
             "  ticks          expected \(expected)  received \(received)  dropped \(dropped)  skipped \(skipped)"
                 + (sequenceErrors > 0 ? "  sequence errors \(sequenceErrors)" : ""),
@@ -219,7 +223,7 @@ enum LoadRun {
                 "worker", "--socket", daemon.socketPath, "--connections", String(count), "--links", String(workerLinks),
                 "--minimum", String(plan.range.minimum), "--maximum", String(plan.range.maximum),
                 "--preferred", String(plan.range.preferred), plan.highFrameRate ? "--high-frame-rate" : "--no-high-frame-rate",
-                "--grace", String(plan.grace),
+                "--grace", String(plan.grace), plan.tickSocket ? "--tick-socket" : "--no-tick-socket",
             ]
             let worker = try ChildProcess.spawn(executable, arguments, pipeStdin: true, pipeStdout: true)
             workers.append(worker)
@@ -302,7 +306,8 @@ enum LoadRun {
         return LoadReport(
             plan: LoadPlan(
                 links: plan.links, connections: plan.connections, processes: processes, duration: plan.duration, warmup: plan.warmup,
-                range: plan.range, highFrameRate: plan.highFrameRate, probeInterval: plan.probeInterval, grace: plan.grace
+                range: plan.range, highFrameRate: plan.highFrameRate, probeInterval: plan.probeInterval, grace: plan.grace,
+                tickSocket: plan.tickSocket
             ),
             links: links, window: window, latency: LatencySummary(latency),
             expected: UInt64((callbackRateSum * plan.duration).rounded()), received: received, skipped: skipped,

@@ -58,32 +58,42 @@ final class ReceiveTable {
     private var remainders: [Int32: [UInt8]] = [:]
     /// The sessions, by descriptor: they own the sockets. The tick path does not touch them.
     private var sessions: [Int32: LineSession] = [:]
+    /// The tick sockets, by their own descriptor (the one read): ``sessions`` holds the
+    /// connection each belongs to under the same key.
+    private var tickSockets: [Int32: LineSession] = [:]
 
     init(state: WorkerState) {
         self.state = state
     }
 
     /// Registers `links` links with `params` on `session` (blocking calls, one after the
-    /// other) and puts the connection in the table, its socket made non-blocking. Ticks of
-    /// its links that arrive meanwhile are accounted for as usual.
+    /// other) and puts the connection in the table, the socket its ticks come on (its
+    /// `tickSocket`, else itself) made non-blocking. Ticks of its links that arrive on
+    /// `session` meanwhile are accounted for as usual; on a tick socket they wait unread.
+    /// - Returns: the session whose socket to watch for ticks.
     /// - Throws: what registering throws; the connection is then in the table but not read.
-    func add(_ session: LineSession, links: Int, params: JSONValue, deadline: Int64) throws {
-        let fd = session.socket.descriptor
+    @discardableResult
+    func add(_ session: LineSession, tickSocket: LineSession? = nil, links: Int, params: JSONValue, deadline: Int64) throws -> LineSession {
+        let reader = tickSocket ?? session
+        let fd = reader.socket.descriptor
         let index = Int(fd)
         if index >= connections.count { connections.append(contentsOf: repeatElement(Connection(), count: index + 1 - connections.count)) }
         precondition(!connections[index].isOpen && sessions[fd] == nil, "descriptor \(fd) is in the table twice")
         connections[index] = Connection(slotStart: slots.count)
         sessions[fd] = session
+        if let tickSocket { tickSockets[fd] = tickSocket }
         for _ in 0..<links { try register(on: session, at: index, params: params, deadline: deadline) }
-        // Lines read after the last response wait in the session's own buffer.
+        // Lines read after the last response wait in the session's own buffer (a tick
+        // socket's buffer is empty: nothing read it yet).
         let now = System.monotonicNanoseconds()
         session.buffer.consumeLines { line in
             self.accept(line, on: index, receivedAt: now)
             return .next
         }
-        keepRemainder(of: &session.buffer, for: fd)
-        try session.socket.setNonBlocking(true)
+        if tickSocket == nil { keepRemainder(of: &session.buffer, for: fd) }
+        try reader.socket.setNonBlocking(true)
         connections[index].isOpen = true
+        return reader
     }
 
     /// Registers one link (a blocking call); ticks of the links already registered that
@@ -163,6 +173,7 @@ final class ReceiveTable {
         connections[index].hasRemainder = false
         remainders[fd] = nil
         sessions.removeValue(forKey: fd)?.socket.close()
+        tickSockets.removeValue(forKey: fd)?.socket.close()
     }
 
     /// Moves the unfinished line left in `lines` (every complete one consumed) to `fd`'s remainder.

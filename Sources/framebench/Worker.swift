@@ -100,6 +100,7 @@ struct Worker: ParsableCommand {
     @Option var preferred: Double
     @Flag(inversion: .prefixedNo) var highFrameRate = true
     @Option(help: "Seconds to wait after the window for late ticks.") var grace: Double = 0.5
+    @Flag(inversion: .prefixedNo, help: "Give each connection a tick socket before registering.") var tickSocket = true
 
     func validate() throws {
         // `grace` becomes nanoseconds (`Int64(grace * 1e9)`): out of range, that traps.
@@ -122,14 +123,16 @@ struct Worker: ParsableCommand {
         let deadline = System.monotonicNanoseconds() + 120_000_000_000
         for index in 0..<max(connections, 0) {
             let session = try Self.connect(socket, deadline: deadline)
+            let reader: LineSession
             do {
-                try table.add(session, links: base + (index < extra ? 1 : 0), params: params, deadline: deadline)
+                let ticks = tickSocket ? try session.openTickSocket(toPath: socket, buffer: LineBuffer(capacity: 4096), deadline: deadline) : nil
+                reader = try table.add(session, tickSocket: ticks, links: base + (index < extra ? 1 : 0), params: params, deadline: deadline)
             } catch {
-                state.note("connection \(index) during Register: \(error)")
+                state.note("connection \(index) during TickSocket/Attach or Register: \(error)")
                 state.disconnects += 1
                 continue
             }
-            try readiness.watch(session.socket.descriptor)
+            try readiness.watch(reader.socket.descriptor)
         }
         let ready: JSONValue = [
             "type": "ready", "links": JSONValue(UInt64(state.registeredLinks)), "callback_rate_sum": JSONValue(state.callbackRateSum),

@@ -248,7 +248,7 @@ import Testing
         }
         #expect(
             try client.request(.healthCheck, #"{"service":"framerate.v2.Nope"}"#)
-                == #"{"jsonrpc":"2.0","id":1,"error":{"code":5,"message":"unknown service 'framerate.v2.Nope'; known: framerate.v1.DisplayLink, framerate.v1.Compositor, grpc.health.v1.Health, framerate.v1.Reflection","data":{"status":"NOT_FOUND"}}}"#
+                == #"{"jsonrpc":"2.0","id":1,"error":{"code":5,"message":"unknown service 'framerate.v2.Nope'; known: framerate.v1.DisplayLink, framerate.v1.Compositor, framerate.v1.TickSocket, grpc.health.v1.Health, framerate.v1.Reflection","data":{"status":"NOT_FOUND"}}}"#
         )
         // An unknown service is quoted as every error quotes a client's text: invisible
         // characters named, and at most 128 characters of it.

@@ -73,6 +73,36 @@ import Testing
         #expect(tick.sequence == 5 && tick.skipped == 3)
     }
 
+    /// A connection with a tick socket has two writers (replies, ticks), each reporting
+    /// its own crossings: it stays unwritable until both drained, its deadline from the first.
+    @Test func twoWritersOfOneConnectionAreUnwritableWhileEitherIs() throws {
+        var compositor = Self.compositor()
+        let owner = OwnerID(rawValue: 11)
+        _ = try compositor.register(owner: owner, configuration: DisplayLinkConfiguration(range: try FrameRateRange(minimum: 60, maximum: 60, preferred: 60)), at: Self.start)
+        var driver = FanOutDriver<ManualClock>(settings: .init(unwritableTimeout: .milliseconds(100)), start: Self.start)
+        _ = driver.wake(at: Self.at(1), compositor: &compositor)
+        driver.writabilityChanged(of: owner, writable: false, at: Self.at(1))  // the replies' writer
+        driver.writabilityChanged(of: owner, writable: false, at: Self.at(2))  // the tick socket's
+        driver.writabilityChanged(of: owner, writable: true, at: Self.at(3))  // one drains
+        #expect(!driver.canDeliver(to: owner) && driver.unwritableCount == 1)
+        let deadline = Self.at(1, plus: .milliseconds(100))
+        #expect(driver.wake(at: Self.at(6), compositor: &compositor).actions.isEmpty)
+        #expect(driver.wake(at: deadline, compositor: &compositor).actions.contains(.disconnect(owner)))
+
+        // Both drain: writable again, and a later single crossing counts afresh.
+        let other = OwnerID(rawValue: 12)
+        driver.writabilityChanged(of: other, writable: false, at: Self.at(1))
+        driver.writabilityChanged(of: other, writable: false, at: Self.at(1))
+        driver.writabilityChanged(of: other, writable: true, at: Self.at(2))
+        #expect(!driver.canDeliver(to: other))
+        driver.writabilityChanged(of: other, writable: true, at: Self.at(2))
+        #expect(driver.canDeliver(to: other))
+        driver.writabilityChanged(of: other, writable: false, at: Self.at(3))
+        #expect(!driver.canDeliver(to: other))
+        driver.writabilityChanged(of: other, writable: true, at: Self.at(3))
+        #expect(driver.canDeliver(to: other))
+    }
+
     @Test func theWatchdogIsDueEveryIntervalAndNothingAfterStop() {
         var compositor = Self.compositor()
         var driver = FanOutDriver<ManualClock>(settings: .init(watchdogInterval: .seconds(2)), start: Self.start)

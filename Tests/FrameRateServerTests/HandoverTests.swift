@@ -43,7 +43,9 @@ struct HandoverTests {
         return HandoverSnapshot(
             start: start.nanoseconds, takenAt: at.nanoseconds, compositor: compositor.checkpoint,
             sessions: [
-                HandoverSession(owner: owner, inode: 12345, watches: [3, 7], pendingInput: Array("{\"jsonrpc\":\"2.0\"}\n{\"par".utf8)),
+                HandoverSession(
+                    owner: owner, inode: 12345, watches: [3, 7], pendingInput: Array("{\"jsonrpc\":\"2.0\"}\n{\"par".utf8), tickInode: 67890
+                ),
                 HandoverSession(owner: other, inode: UInt64.max, watches: [], pendingInput: [0, 0xFF, 10, 13, 0x80]),
             ],
             lastWatch: 7, ownerGeneration: 2
@@ -170,6 +172,7 @@ struct HandoverTests {
         snapshot.takenAt = MonotonicClock.now.nanoseconds
         snapshot.start = min(snapshot.start, snapshot.takenAt)
         // The first two sessions are the first two sockets; the third socket is nobody's.
+        snapshot.sessions[0].tickInode = nil
         snapshot.sessions[0].inode = try #require(SystemCall.inode(of: daemon[1]))
         snapshot.sessions[1].inode = try #require(SystemCall.inode(of: daemon[0]))
         let memory = try MemoryFile.create(name: "test-snapshot", contents: snapshot.encoded())
@@ -180,6 +183,33 @@ struct HandoverTests {
         #expect(!Self.readsEndOfStream(clients[0]) && !Self.readsEndOfStream(clients[1]))
         #expect(takeOver.compositor.checkpoint == snapshot.compositor)
         for (_, descriptor) in takeOver.adopted { close(descriptor) }
+    }
+
+    @Test("a connection with a tick socket is adopted with it, found by its own inode; without it, it is shut down")
+    func adoptsTickSockets() throws {
+        let (daemon, clients) = try Self.connections(4)
+        defer { for client in clients { close(client) } }
+        var snapshot = try Self.sampleSnapshot()
+        snapshot.takenAt = MonotonicClock.now.nanoseconds
+        snapshot.start = min(snapshot.start, snapshot.takenAt)
+        #expect(snapshot.sessions[0].tickInode != nil)
+        // Session 0 and its tick socket come back (in either order); session 1 names a tick
+        // socket that did not come back, so it and its connection are shut down.
+        snapshot.sessions[0].inode = try #require(SystemCall.inode(of: daemon[2]))
+        snapshot.sessions[0].tickInode = try #require(SystemCall.inode(of: daemon[0]))
+        snapshot.sessions[1].inode = try #require(SystemCall.inode(of: daemon[1]))
+        snapshot.sessions[1].tickInode = 1
+        let memory = try MemoryFile.create(name: "test-snapshot", contents: snapshot.encoded())
+        let takeOver = try #require(Self.sortHandedOver(.init(snapshot: memory, connections: daemon)))
+        #expect(takeOver.adopted.map(\.0.owner) == [snapshot.sessions[0].owner])
+        #expect(takeOver.adopted.map(\.1) == [daemon[2]])
+        #expect(takeOver.adopted.map(\.0.tickDescriptor) == [daemon[0]])
+        #expect(!Self.readsEndOfStream(clients[0]) && !Self.readsEndOfStream(clients[2]))
+        #expect(Self.readsEndOfStream(clients[1]) && Self.readsEndOfStream(clients[3]))
+        for (record, descriptor) in takeOver.adopted {
+            close(descriptor)
+            if let tick = record.tickDescriptor { close(tick) }
+        }
     }
 }
 

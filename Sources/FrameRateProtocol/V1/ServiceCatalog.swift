@@ -224,6 +224,18 @@ public enum ServiceCatalog {
             summary: "End a watch.", errors: [.notFound, .unavailable]
         ),
         Method(
+            method: .openTickSocket, kind: .unary, params: [], streams: nil,
+            summary: "Before this connection's first Register: a token with which a second connection becomes its tick socket (Attach); Tick and Presented lines then go there, never here.",
+            result: [field("token", "string (32 lowercase hexadecimal digits)", required: true)],
+            errors: [.failedPrecondition, .unavailable]
+        ),
+        Method(
+            method: .attachTickSocket, kind: .unary, params: [field("token", "string (from Open)", required: true)], streams: nil,
+            summary: "As a new connection's first request: become the tick socket of the connection whose Open returned token. After the reply the daemon writes that connection's Tick and Presented lines here and reads nothing more.",
+            result: [field("attached", "boolean", required: true)],
+            errors: [.notFound, .failedPrecondition, .resourceExhausted, .unavailable]
+        ),
+        Method(
             method: .advance, kind: .unary,
             params: [field("seconds", "number (s of virtual time, 0 to 86400)", required: true)], streams: nil,
             summary: "Move a virtual-clock daemon's time on (framerated --clock virtual) while no unpaused link ticks; every instant due on the way is processed in order.",

@@ -37,6 +37,11 @@ public enum V1Method: String, CaseIterable, Sendable {
     case stopTrace = "framerate.v1.Compositor/StopTrace"
     /// Request: move a virtual-clock daemon's time on (`framerated --clock virtual`).
     case advance = "framerate.v1.Compositor/Advance"
+    /// Request: make a token for a second connection to become this one's tick socket.
+    case openTickSocket = "framerate.v1.TickSocket/Open"
+    /// Request, a new connection's first: become the tick socket of the connection whose
+    /// `Open` returned the token (the daemon then writes ticks to it and never reads it).
+    case attachTickSocket = "framerate.v1.TickSocket/Attach"
     /// Request: gRPC health check.
     case healthCheck = "grpc.health.v1.Health/Check"
     /// Request: list every service, method and parameter.

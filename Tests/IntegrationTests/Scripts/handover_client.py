@@ -7,6 +7,9 @@ JSON summary line. It never reconnects: a restart that drops the connection show
 Per link it checks that every tick's sequence is the previous one's + skipped + 1 (the
 rule the daemon keeps across a handover) and reports the ticks with skipped > 0, with
 the gap to the previous tick (its timestamp, and when it was received).
+
+With --tick-socket the connection first gets a tick socket (TickSocket/Open, then Attach
+on a second connection) and the ticks are read there: the handover must carry both.
 """
 import argparse
 import json
@@ -46,11 +49,28 @@ def main() -> int:
     parser.add_argument("--links", type=int, required=True)
     parser.add_argument("--rate", type=float, default=120)
     parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--tick-socket", action="store_true")
     args = parser.parse_args()
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(args.socket)
     reader = LineReader(sock)
+    ticks = reader
+    if args.tick_socket:
+        sock.sendall(b'{"jsonrpc":"2.0","id":0,"method":"framerate.v1.TickSocket/Open"}\n')
+        opened = json.loads(reader.line(timeout=10) or b"null")
+        if not opened or "result" not in opened:
+            print(json.dumps({"error": f"TickSocket/Open: {opened}"}), flush=True)
+            return 1
+        tick_sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        tick_sock.connect(args.socket)
+        attach = {"jsonrpc": "2.0", "id": 0, "method": "framerate.v1.TickSocket/Attach", "params": {"token": opened["result"]["token"]}}
+        tick_sock.sendall((json.dumps(attach) + "\n").encode())
+        ticks = LineReader(tick_sock)
+        attached = json.loads(ticks.line(timeout=10) or b"null")
+        if not attached or attached.get("result") != {"attached": True}:
+            print(json.dumps({"error": f"TickSocket/Attach: {attached}"}), flush=True)
+            return 1
     params = {"range": {"minimum": args.rate, "maximum": args.rate, "preferred": args.rate}, "highFrameRate": True}
     requests = b"".join(
         (json.dumps({"jsonrpc": "2.0", "id": i, "method": "framerate.v1.DisplayLink/Register", "params": params}) + "\n").encode()
@@ -76,7 +96,13 @@ def main() -> int:
     eof = False
     deadline = time.monotonic() + args.seconds
     while time.monotonic() < deadline:
-        line = reader.line(timeout=0.2)
+        if ticks is not reader:
+            # Nothing but ticks comes on the tick socket: the connection must stay open and quiet.
+            ready, _, _ = select.select([sock], [], [], 0)
+            if ready and reader.line(timeout=0) is None:
+                eof = True
+                break
+        line = ticks.line(timeout=0.2)
         if line is None:
             eof = True
             break

@@ -290,14 +290,15 @@ restart_test() {
     restarts=$(show NRestarts)
     local clients=()
     for n in 1 2 3 4; do
-        ns python3 "$client" --socket "$socket" --links 25 --seconds 10 >"$scratch/client$n.out" 2>&1 &
+        # The fourth reads its ticks on a tick socket (TickSocket/Attach): the handover carries it too.
+        ns python3 "$client" --socket "$socket" --links 25 --seconds 10 $( ((n == 4)) && echo --tick-socket) >"$scratch/client$n.out" 2>&1 &
         clients+=($!)
     done
     ns framectl register --min 60 --max 60 --count 500 >"$scratch/framectl.out" 2>"$scratch/framectl.err" &
     local framectl=$!
     wait_for 20 "100 links registered by 4 client processes" '(($(cat "$scratch"/client*.out | grep -c "^{\"registered\"") == 4))'
     wait_for 20 "ticks flowing to framectl" '(($(grep -c "^tick " "$scratch/framectl.out") >= 30))'
-    step "100 links on 4 connections (client processes) and framectl register's link tick; restarting"
+    step "100 links on 4 connections (client processes, one reading a tick socket) and framectl register's link tick; restarting"
     ns timeout 30 systemctl restart framerated.service
     local after
     after=$(show MainPID)
@@ -310,8 +311,8 @@ restart_test() {
         fail "the new daemon did not survive its clients leaving (MainPID $after -> $(show MainPID))"
     local journal
     journal=$(ns journalctl --no-pager -u framerated.service -o cat | grep -v ' released \| registered on display ')
-    grep -q 'handed .* connections and .* links over to the next daemon' <<<"$journal" ||
-        fail "the old daemon did not log its handover; the journal says: $journal"
+    grep -q 'handed .* connections (1 with a tick socket) and .* links over to the next daemon' <<<"$journal" ||
+        fail "the old daemon did not log its handover of 1 tick socket; the journal says: $journal"
     local adopted
     adopted=$(grep 'took over .* connections' <<<"$journal" | tail -n 1)
     [[ -n $adopted ]] || fail "the new daemon did not log taking over"
