@@ -96,6 +96,9 @@ extension CompositorCore {
             gate: shared.gates.gate(slot: owner.tickGate.slot, tag: owner.tickGate.tag),
             observer: writerObserver(of: owner, pausesReads: false)
         )
+        // A line of the connection may be half run (a batch paused between turns): the
+        // tick writer holds ticks for its reply too, so each endReply finds its begin.
+        for _ in 0..<session.repliesInProgress { writer.beginReply() }
         session.tickWriter = writer
         session.tickDescriptor = descriptor
         shared.update { $0.moveTicks(of: owner, to: writer) }

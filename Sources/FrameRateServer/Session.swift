@@ -72,6 +72,26 @@ final class Session {
         self.writer = writer
     }
 
+    /// Requests being handled (``beginReply()`` without its ``endReply(_:)`` yet).
+    private(set) var repliesInProgress = 0
+
+    /// A request's handling starts: ticks written from now on, on either socket, wait
+    /// until its reply is written (``SocketWriter/beginReply()``). So a `Register` reply
+    /// is written before the link's first tick, on a tick socket too.
+    func beginReply() {
+        repliesInProgress += 1
+        writer.beginReply()
+        tickWriter?.beginReply()
+    }
+
+    /// Writes the request's reply (`nil`: nothing to answer), then the ticks held back
+    /// meanwhile: a tick socket's after the reply is written.
+    func endReply(_ reply: ByteBuffer?) {
+        repliesInProgress -= 1
+        writer.endReply(reply)
+        tickWriter?.endReply(nil)
+    }
+
     /// Writes whole lines to the connection (through the writer: ordered with the ticks).
     func write(_ buffer: ByteBuffer) {
         writer.write(buffer)

@@ -183,7 +183,7 @@ final class SessionHandler: ChannelDuplexHandler {
                 budget -= 1
                 switch frame {
                 case .line(let line):
-                    session.writer.beginReply()
+                    session.beginReply()
                     lineInProgress = core.beginLine(line)
                 case .oversized(let limit):
                     closing = true
@@ -238,7 +238,7 @@ final class SessionHandler: ChannelDuplexHandler {
         let began = core.wallNow()
         let (finished, reply) = core.continueLine(&line, from: session, pausingWhen: shouldPause)
         if finished {
-            session.writer.endReply(reply)
+            session.endReply(reply)
         } else {
             lineInProgress = line
         }
@@ -255,7 +255,7 @@ final class SessionHandler: ChannelDuplexHandler {
         queue.removeAll()
         if lineInProgress != nil {
             lineInProgress = nil
-            session?.writer.endReply(nil)
+            session?.endReply(nil)
             if let session { core.noteReplyPending(session, lineInProgress: false) }
         }
     }

@@ -102,6 +102,42 @@ struct TickSocketTests {
         #expect(try Self.unwatchedSockets(of: daemon.process.pid).subtracting(before).count == 1)
     }
 
+    /// The daemon writes a `Register` reply before the link's first tick, on a tick socket
+    /// too: when a new link's first tick can be read, its reply is already on the
+    /// connection. A batch of 64 Registers takes the control loop long enough (about a
+    /// millisecond a dozen, debug build) that a 120 Hz vsync often falls inside it; ticks
+    /// not held for the reply would then come first.
+    @Test("a new link's first tick is written after its Register reply, batch by batch")
+    func replyBeforeFirstTick() async throws {
+        let daemon = try await Daemon.start(["--max-links-per-connection", "512"])
+        defer { daemon.kill() }
+        let main = try LineSession.connect(toPath: daemon.socket)
+        let ticks = try main.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        let range: JSONValue = ["minimum": 120.0, "maximum": 120.0, "preferred": 120.0]
+        var known: UInt64 = 0
+        for batch in 0..<6 {
+            let requests = (0..<64).map { index in
+                JSONRPCOutboundMessage.request(
+                    id: .number(JSONNumber(Int64(batch * 64 + index + 1))), method: V1Method.register.rawValue,
+                    params: ["range": range, "highFrameRate": true]
+                ).jsonValue
+            }
+            try Array((JSONValue.array(requests).jsonString + "\n").utf8).withUnsafeBytes { try main.socket.send($0, deadline: Self.deadline()) }
+            // The first tick of a link of this batch: the reply must be readable by then.
+            while true {
+                let line = try unwrapped(try ticks.readLine(deadline: Self.deadline()), "the tick socket closed")
+                guard let tick = Self.tick(line), tick.link.rawValue > known else { continue }
+                let replyThere = try main.buffer.bufferedByteCount > 0 || main.socket.waitUntilReadable(deadline: MonotonicClock.nowNanoseconds)
+                #expect(replyThere, "batch \(batch): link \(tick.link.rawValue)'s tick was readable before its Register reply")
+                break
+            }
+            let reply = try JSONParser().parse(try unwrapped(try main.readLine(deadline: Self.deadline()), "no reply"))
+            let links = try unwrapped(reply.arrayValue, "not a batch reply: \(reply.jsonString)").compactMap { $0["result"]?["link"]?.int64Value }
+            #expect(links.count == 64, "\(reply.jsonString.prefix(300))")
+            known = UInt64(links.max() ?? 0)
+        }
+    }
+
     @Test("closing the tick socket ends its connection and links; closing the connection ends its tick socket")
     func eachCloseEndsTheOther() async throws {
         let daemon = try await Daemon.start()
