@@ -32,6 +32,11 @@ import Synchronization
 /// descriptor (``TickGate``): a connection's deferred close releases its word only while
 /// the word names its own descriptor, which is still open then, so a newer connection's
 /// word never matches it even if the two tags were equal.
+///
+/// Two writers of one connection share its slot and tag when it moves its ticks to a tick
+/// socket (framerated's `TickSocket/Attach`): the tick socket's writer installs its word
+/// with a plain store, before the fan-out ever claimed the connection, and from then on the
+/// first writer's gate, naming the other descriptor, owns nothing and changes nothing.
 public final class TickGates: @unchecked Sendable {
     // @unchecked: `words` is allocated once in `init`, never reallocated, and freed only in
     // `deinit`; every access to a word is atomic (`Atomic` operations on its own address).

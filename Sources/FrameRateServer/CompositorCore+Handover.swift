@@ -26,7 +26,9 @@ extension CompositorCore {
         // twice), nor finished once requests are refused: it is finished first.
         for session in sessions.values { session.finishLine?() }
         lifecycle = .handingOver
-        let candidates = sessions.values
+        // A connection that became another's tick socket (its close still to come) is
+        // not a connection of its own: its socket goes over as that one's tick socket.
+        let candidates = sessions.values.filter { !$0.becameTickSocket }
         let stopped = candidates.map { session in
             (session.handOver?() ?? eventLoop.makeSucceededFuture(nil)).recover { _ in nil }
         }

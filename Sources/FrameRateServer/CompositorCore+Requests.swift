@@ -59,7 +59,10 @@ extension CompositorCore {
                 if case .failure(let error) = result { logRejection(method: method, error: error, session: session) }
                 return result
             },
-            pausingWhen: shouldPause
+            // Once Attach has made the connection a tick socket, the line runs to its end
+            // in this turn (the rest are cheap refusals): its reply must reach the socket
+            // before the other connection's next Register can make a tick go there.
+            pausingWhen: { !session.becameTickSocket && shouldPause() }
         )
         line.documents = documents
         guard line.execution.isFinished else { return (false, nil) }
@@ -285,7 +288,7 @@ extension CompositorCore {
             var buffer = session.context.channel.allocator.buffer(capacity: 192)
             JSONRPCOutboundMessage.notification(method: V1Method.presented.rawValue, params: PresentedNotification(replaced).jsonValue)
                 .writeLine(into: &buffer)
-            session.write(buffer)
+            session.writeTickLine(buffer)
         }
         return .object([:])
     }

@@ -30,7 +30,7 @@ extension CompositorCore {
         guard !session.hasRegisteredLinks else {
             throw .status(
                 .failedPrecondition,
-                "this connection has registered links, whose ticks come on it: open the tick socket before its first Register"
+                "this connection has sent a Register (its links' ticks come on it): open the tick socket before its first Register"
             )
         }
         if let unused = session.tickSocketToken { tickSocketTokens[unused] = nil }
@@ -45,8 +45,9 @@ extension CompositorCore {
     /// own writer; the session handler then closes the connection's reading side.
     func attachTickSocket(_ params: JSONValue?, session: Session) throws(RPCError) -> JSONValue {
         let request = try AttachTickSocketRequest(params: params)
-        // Nothing was written to it before this reply, which must be the socket's first
-        // line: no tick may follow a reply's unsent remainder.
+        // Its first request (lines that were no request, answered with an error, do not
+        // count) and nothing queued: this reply goes into the socket whole before any
+        // tick can (the line is not paused after Attach, see continueLine).
         guard session.handledRequests == 1, !session.hasRegisteredLinks, session.watches.isEmpty, session.tickWriter == nil,
             session.tickSocketToken == nil, session.writer.queuedBytes == 0
         else {

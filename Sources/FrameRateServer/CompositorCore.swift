@@ -204,9 +204,10 @@ package final class CompositorCore {
         let session = Session(
             owner: owner, peer: peer, context: context, writer: writer, destination: destination, isPrivileged: isPrivileged(peer)
         )
-        // A handed-over connection may hold links (and the fan-out may have claimed its
-        // socket): too late for a tick socket, unless it came with one.
-        session.hasRegisteredLinks = adopted
+        // A handed-over connection with links may have had its socket claimed by the
+        // previous daemon's fan-out: too late for a tick socket (unless it came with one).
+        // Without links it may still open one (its token did not survive the handover).
+        session.hasRegisteredLinks = adopted && shared.read { $0.compositor.linkCount(of: owner) } > 0
         if adopted { sessions.adopt(session, for: owner) } else { sessions[owner] = session }
         usage.add(peer.uid, connections: 1)
         shared.update { $0.addWriter(writer, for: owner) }

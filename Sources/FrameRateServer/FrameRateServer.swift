@@ -198,6 +198,10 @@ public final class FrameRateServer: Service, Sendable {
                 .recover { error in
                     logger.error("cannot serve a connection: \(error)")
                     SystemCall.close(descriptor)
+                    // A tick socket nobody adopted (the session never became active) is ours to close.
+                    if let adopting, let tick = adopting.tickDescriptor, bound.value.sessions[adopting.owner] == nil {
+                        SystemCall.close(tick)
+                    }
                 }
         }
         if let adoption = configuration.adoption, let takeOver = Self.sortHandedOver(adoption, configuration: configuration, logger: logger) {

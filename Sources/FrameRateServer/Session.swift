@@ -92,6 +92,17 @@ final class Session {
         tickWriter?.endReply(nil)
     }
 
+    /// Writes a line of the tick stream that the control loop produces (the `Presented`
+    /// of a frame a newer `Present` replaced): to the tick socket if the connection has
+    /// one, after the reply in progress, so that every `Presented` comes where the ticks do.
+    func writeTickLine(_ buffer: ByteBuffer) {
+        if let tickWriter {
+            tickWriter.writeTicks(buffer)
+        } else {
+            writer.write(buffer)
+        }
+    }
+
     /// Writes whole lines to the connection (through the writer: ordered with the ticks).
     func write(_ buffer: ByteBuffer) {
         writer.write(buffer)

@@ -31,27 +31,33 @@ struct TickSocketTests {
         return error.grpcStatus
     }
 
-    /// The inodes of the daemon's sockets that no epoll set of it watches (from
-    /// `/proc/PID/fd` and each epoll descriptor's `fdinfo`): a socket is in an epoll set
-    /// under any of its descriptors, or in none.
-    static func unwatchedSockets(of pid: pid_t) throws -> Set<UInt64> {
-        var inodeOf: [Int: UInt64] = [:]
+    /// The inodes of the daemon's open sockets (from `/proc/PID/fd`), and of every file
+    /// any of its epoll sets watches (the `ino:` of each entry in the epoll descriptors'
+    /// `fdinfo`, in hexadecimal: an entry left under a descriptor since closed still shows).
+    static func sockets(of pid: pid_t) throws -> (open: Set<UInt64>, watched: Set<UInt64>) {
+        var open = Set<UInt64>()
         var epolls: [Int] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") {
             guard let fd = Int(name), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)") else { continue }
-            if target.hasPrefix("socket:["), let inode = UInt64(target.dropFirst(8).dropLast()) { inodeOf[fd] = inode }
+            if target.hasPrefix("socket:["), let inode = UInt64(target.dropFirst(8).dropLast()) { open.insert(inode) }
             if target == "anon_inode:[eventpoll]" { epolls.append(fd) }
         }
         var watched = Set<UInt64>()
         for epoll in epolls {
             guard let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(epoll)", encoding: .utf8) else { continue }
             for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
-                if let fd = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }), let inode = inodeOf[fd] {
-                    watched.insert(inode)
+                for field in line.split(separator: " ", omittingEmptySubsequences: true) where field.hasPrefix("ino:") {
+                    if let inode = UInt64(field.dropFirst(4), radix: 16) { watched.insert(inode) }
                 }
             }
         }
-        return Set(inodeOf.values).subtracting(watched)
+        return (open, watched)
+    }
+
+    /// The inodes of the daemon's sockets that no epoll set of it watches.
+    static func unwatchedSockets(of pid: pid_t) throws -> Set<UInt64> {
+        let (open, watched) = try sockets(of: pid)
+        return open.subtracting(watched)
     }
 
     /// Polls (every 5 ms, up to 10 s) until `condition` holds; whether it did.
@@ -138,6 +144,39 @@ struct TickSocketTests {
         }
     }
 
+    /// A tick socket's queue filled (its client stopped reading) is watched for `EPOLLOUT`
+    /// by the tick plane; once drained, the watch must go, or it would be a waiter on the
+    /// socket again, which every read of a tick wakes.
+    @Test("the tick plane stops watching a tick socket once its queue drains")
+    func drainedTickSocketIsUnwatchedAgain() async throws {
+        let daemon = try await Daemon.start()
+        defer { daemon.kill() }
+        let pid = daemon.process.pid
+        let main = try LineSession.connect(toPath: daemon.socket)
+        let before = try Self.unwatchedSockets(of: pid)
+        let ticks = try main.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        var tickInode: UInt64 = 0
+        #expect(try Self.eventually {
+            let new = try Self.unwatchedSockets(of: pid).subtracting(before)
+            tickInode = new.first ?? 0
+            return new.count == 1
+        })
+        // 64 links at 120 Hz, not read: the socket buffer fills, then the writer queues.
+        let range: JSONValue = ["minimum": 120.0, "maximum": 120.0, "preferred": 120.0]
+        for _ in 0..<64 {
+            _ = try main.call(.register, params: ["range": range, "highFrameRate": true], deadline: Self.deadline()).result.get()
+        }
+        #expect(try Self.eventually { try Self.sockets(of: pid).watched.contains(tickInode) }, "no EPOLLOUT watch while the queue is full")
+        // Read everything: the queue drains, and the watch goes.
+        try ticks.socket.setNonBlocking(true)
+        #expect(
+            try Self.eventually {
+                while case .received = try ticks.receive() { ticks.buffer.consumeLines { _ in .next } }
+                return try !Self.sockets(of: pid).watched.contains(tickInode)
+            }, "the tick socket is still in an epoll set after its queue drained"
+        )
+    }
+
     @Test("closing the tick socket ends its connection and links; closing the connection ends its tick socket")
     func eachCloseEndsTheOther() async throws {
         let daemon = try await Daemon.start()
@@ -181,6 +220,21 @@ struct TickSocketTests {
             .attachTickSocket, params: AttachTickSocketRequest(token: String(repeating: "0", count: 32)).jsonValue, deadline: Self.deadline()
         )
         #expect(Self.status(unknown) == .notFound)
+
+        // A second Open replaces the first token; a closed connection's token goes with it.
+        let twice = try LineSession.connect(toPath: daemon.socket)
+        let replaced = try OpenTickSocketResult(result: try twice.call(.openTickSocket, deadline: Self.deadline()).result.get()).token
+        _ = try twice.call(.openTickSocket, deadline: Self.deadline()).result.get()
+        let gone = try LineSession.connect(toPath: daemon.socket)
+        let closedToken = try OpenTickSocketResult(result: try gone.call(.openTickSocket, deadline: Self.deadline()).result.get()).token
+        gone.socket.close()
+        for token in [replaced, closedToken] {
+            #expect(try Self.eventually {
+                let attempt = try LineSession.connect(toPath: daemon.socket)
+                defer { attempt.socket.close() }
+                return Self.status(try attempt.call(.attachTickSocket, params: ["token": .string(token)], deadline: Self.deadline())) == .notFound
+            })
+        }
 
         // Open after Register.
         let registered = try LineSession.connect(toPath: daemon.socket)
