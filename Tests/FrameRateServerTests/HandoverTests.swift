@@ -164,13 +164,19 @@ struct HandoverTests {
         }
     }
 
+    /// ``sampleSnapshot()`` as if taken just now (a new daemon refuses one from the future).
+    static func snapshotTakenNow() throws -> HandoverSnapshot {
+        var snapshot = try sampleSnapshot()
+        snapshot.takenAt = MonotonicClock.now.nanoseconds
+        snapshot.start = min(snapshot.start, snapshot.takenAt)
+        return snapshot
+    }
+
     @Test("a good snapshot adopts the connections it names, by inode, and shuts down the rest")
     func adoptsByInode() throws {
         let (daemon, clients) = try Self.connections(3)
         defer { for client in clients { close(client) } }
-        var snapshot = try Self.sampleSnapshot()
-        snapshot.takenAt = MonotonicClock.now.nanoseconds
-        snapshot.start = min(snapshot.start, snapshot.takenAt)
+        var snapshot = try Self.snapshotTakenNow()
         // The first two sessions are the first two sockets; the third socket is nobody's.
         snapshot.sessions[0].tickInode = nil
         snapshot.sessions[0].inode = try #require(SystemCall.inode(of: daemon[1]))
@@ -189,9 +195,7 @@ struct HandoverTests {
     func adoptsTickSockets() throws {
         let (daemon, clients) = try Self.connections(4)
         defer { for client in clients { close(client) } }
-        var snapshot = try Self.sampleSnapshot()
-        snapshot.takenAt = MonotonicClock.now.nanoseconds
-        snapshot.start = min(snapshot.start, snapshot.takenAt)
+        var snapshot = try Self.snapshotTakenNow()
         #expect(snapshot.sessions[0].tickInode != nil)
         // Session 0 and its tick socket come back (in either order); session 1 names a tick
         // socket that did not come back, so it and its connection are shut down.
