@@ -67,7 +67,7 @@ extension CompositorCore {
         guard !target.hasRegisteredLinks else {
             throw .status(
                 .failedPrecondition,
-                "the connection that opened this token has registered links since, whose ticks come on it: open the tick socket before the first Register"
+                "the connection that opened this token has sent a Register since (its links' ticks come on it): open the tick socket before its first Register"
             )
         }
         guard let own = session.descriptor else {

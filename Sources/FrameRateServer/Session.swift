@@ -15,7 +15,8 @@ final class Session {
     let peer: PeerCredentials
     /// The session handler's context: for closing the connection and pausing its reads.
     let context: ChannelHandlerContext
-    /// Every byte to the connection goes through here (ticks from the tick plane too).
+    /// Every byte to the connection goes through here: replies, notifications, and ticks
+    /// from the tick plane unless it has a tick socket (``tickWriter``).
     let writer: SocketWriter
     /// Root, the daemon's user or the admin group, as of connecting: exempt from per-user limits.
     let isPrivileged: Bool
@@ -29,8 +30,9 @@ final class Session {
     var tickWriter: SocketWriter?
     /// The token its `TickSocket/Open` returned, while no connection has attached with it.
     var tickSocketToken: String?
-    /// Whether it ever registered a link: a tick socket attaches only before the first
-    /// (no tick line of it was ever claimed by the fan-out through ``writer``).
+    /// Whether it ever sent a Register (or came over in a handover holding links): a tick
+    /// socket attaches only before that (no tick line of it was ever claimed by the
+    /// fan-out through ``writer``).
     var hasRegisteredLinks = false
     /// It attached as another connection's tick socket: its reply is its last line, then
     /// the connection closes (the socket lives on in the other's ``tickWriter``).
