@@ -177,6 +177,39 @@ struct TickSocketTests {
         )
     }
 
+    /// The `Presented` of a frame a newer `Present` replaced is written by the control loop,
+    /// not the tick plane: it too goes to the tick socket, never to the connection.
+    @Test("a replaced frame's Presented comes on the tick socket")
+    func replacedFramePresentedComesOnTheTickSocket() async throws {
+        let daemon = try await Daemon.start()
+        defer { daemon.kill() }
+        let main = try LineSession.connect(toPath: daemon.socket)
+        let ticks = try main.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        let link = try Self.register(on: main)
+        var tick: TickNotification?
+        while tick == nil { tick = Self.tick(try unwrapped(try ticks.readLine(deadline: Self.deadline()), "the tick socket closed")) }
+        let first = try unwrapped(tick, "no tick")
+        // A frame held 5 s ahead, then replaced by one shown at once: the first is dropped.
+        var onConnection: [String] = []
+        let held = try main.call(
+            .present, params: ["link": JSONValue(link), "sequence": JSONValue(first.sequence), "at": JSONValue(first.timestamp + 5)],
+            deadline: Self.deadline()
+        ) { onConnection.append(String(decoding: $0, as: UTF8.self)) }
+        _ = try held.result.get()
+        let replacing = try main.call(
+            .present, params: ["link": JSONValue(link), "sequence": JSONValue(first.sequence)], deadline: Self.deadline()
+        ) { onConnection.append(String(decoding: $0, as: UTF8.self)) }
+        _ = try replacing.result.get()
+        var dropped: JSONValue?
+        while dropped == nil {
+            let line = try unwrapped(try ticks.readLine(deadline: Self.deadline()), "the tick socket closed")
+            let value = try JSONParser().parse(line)
+            if value["method"]?.stringValue == V1Method.presented.rawValue, value["params"]?["dropped"] == true { dropped = value["params"] }
+        }
+        #expect(dropped?["sequence"] == JSONValue(first.sequence))
+        #expect(onConnection.isEmpty, "notifications on the connection: \(onConnection)")
+    }
+
     @Test("closing the tick socket ends its connection and links; closing the connection ends its tick socket")
     func eachCloseEndsTheOther() async throws {
         let daemon = try await Daemon.start()
