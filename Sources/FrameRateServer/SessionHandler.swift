@@ -89,6 +89,8 @@ final class SessionHandler: ChannelDuplexHandler {
         session.finishLine = {
             guard let session = loopBound.value.0.session else { return }
             _ = loopBound.value.0.continueLineInProgress(of: session, pausingWhen: { false })
+            // The line finished here may be the one whose Attach made this a tick socket.
+            if session.becameTickSocket { loopBound.value.0.closeAsTickSocket(context: loopBound.value.1, session: session) }
         }
         context.fireChannelActive()
         if let pending = adopting?.pendingInput, !pending.isEmpty {
@@ -204,12 +206,7 @@ final class SessionHandler: ChannelDuplexHandler {
             // is queued like any other. At least one of its messages runs per turn.
             guard continueLineInProgress(of: session, pausingWhen: turnOver) else { break }
             if session.becameTickSocket {
-                // Its Attach reply was its last line: the daemon reads nothing more from it.
-                // Closing NIO's channel takes the socket out of NIO's epoll set; the other
-                // connection's tick writer keeps it open.
-                closing = true
-                queue.removeAll()
-                closeWhenDrained(context: context, session: session)
+                closeAsTickSocket(context: context, session: session)
                 return
             }
         }
@@ -314,6 +311,17 @@ final class SessionHandler: ChannelDuplexHandler {
     private func closeIfIdle(context: ChannelHandlerContext, session: Session) {
         let holdsLinks = core.shared.read { $0.compositor.linkCount(of: session.owner) } > 0
         if !holdsLinks && session.watches.isEmpty { closeWhenDrained(context: context, session: session) }
+    }
+
+    /// The connection became another's tick socket (`TickSocket/Attach`): its Attach reply
+    /// was its last line, nothing more is read or handled, and NIO's channel closes once
+    /// the reply is in the kernel, which takes the socket out of NIO's epoll set (the
+    /// other connection's tick writer keeps it open).
+    private func closeAsTickSocket(context: ChannelHandlerContext, session: Session) {
+        guard !closing else { return }
+        closing = true
+        queue.removeAll()
+        closeWhenDrained(context: context, session: session)
     }
 
     /// Closes the connection once every reply written to it is in the kernel.
