@@ -19,6 +19,12 @@ struct TickSocketTests {
         return UInt64(try unwrapped(try reply.result.get()["link"]?.int64Value, "Register answered without a link"))
     }
 
+    /// A new connection to `daemon` and its tick socket.
+    static func connectWithTickSocket(_ daemon: Daemon) throws -> (connection: LineSession, ticks: LineSession) {
+        let connection = try LineSession.connect(toPath: daemon.socket)
+        return (connection, try connection.openTickSocket(toPath: daemon.socket, deadline: deadline()))
+    }
+
     /// The tick a line holds, or `nil` for any other line.
     static func tick(_ line: String) -> TickNotification? {
         guard let value = try? JSONParser().parse(line), value["method"]?.stringValue == V1Method.tick.rawValue else { return nil }
@@ -117,8 +123,7 @@ struct TickSocketTests {
     func replyBeforeFirstTick() async throws {
         let daemon = try await Daemon.start(["--max-links-per-connection", "512"])
         defer { daemon.kill() }
-        let main = try LineSession.connect(toPath: daemon.socket)
-        let ticks = try main.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        let (main, ticks) = try Self.connectWithTickSocket(daemon)
         let range: JSONValue = ["minimum": 120.0, "maximum": 120.0, "preferred": 120.0]
         var known: UInt64 = 0
         for batch in 0..<6 {
@@ -183,8 +188,7 @@ struct TickSocketTests {
     func replacedFramePresentedComesOnTheTickSocket() async throws {
         let daemon = try await Daemon.start()
         defer { daemon.kill() }
-        let main = try LineSession.connect(toPath: daemon.socket)
-        let ticks = try main.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        let (main, ticks) = try Self.connectWithTickSocket(daemon)
         let link = try Self.register(on: main)
         var tick: TickNotification?
         while tick == nil { tick = Self.tick(try unwrapped(try ticks.readLine(deadline: Self.deadline()), "the tick socket closed")) }
@@ -216,16 +220,14 @@ struct TickSocketTests {
         defer { daemon.kill() }
         // The client closes its tick socket: the next tick's send fails, and the daemon
         // closes the connection (its links go).
-        let first = try LineSession.connect(toPath: daemon.socket)
-        let firstTicks = try first.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        let (first, firstTicks) = try Self.connectWithTickSocket(daemon)
         _ = try Self.register(on: first)
         firstTicks.socket.close()
         var line: String? = ""
         while line != nil { line = try first.readLine(deadline: Self.deadline()) }
 
         // The client closes the connection: the tick socket reads end of stream.
-        let second = try LineSession.connect(toPath: daemon.socket)
-        let secondTicks = try second.openTickSocket(toPath: daemon.socket, deadline: Self.deadline())
+        let (second, secondTicks) = try Self.connectWithTickSocket(daemon)
         _ = try Self.register(on: second)
         #expect(Self.tick(try unwrapped(try secondTicks.readLine(deadline: Self.deadline()), "no tick")) != nil)
         second.socket.close()
